@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Defaults, validation and environment knobs.  Environment variables are read
+ * when a queue is set up, replace the built-in default of a field the config
+ * leaves at 0, and are ignored (and flagged in purge_stats.env_ignored) when
+ * invalid: a typo in the environment must not stop an allocator from starting.
+ *   PURGE_BATCH = 1..1024          PURGE_MODE = auto | vectored | loop
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+bool purge__advice_supported(int advice)
+{
+	switch (advice) {
+	case MADV_DONTNEED:
+	case MADV_DONTNEED_LOCKED:
+	case MADV_FREE:
+	case MADV_COLD:
+	case MADV_PAGEOUT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* After DONTNEED a private anonymous page reads back as zeros; after FREE it
+ * may keep its old bytes until reclaimed; COLD/PAGEOUT keep contents. */
+bool purge__advice_zeroes(int advice)
+{
+	return advice == MADV_DONTNEED || advice == MADV_DONTNEED_LOCKED;
+}
+
+/* MAX_RW_COUNT = INT_MAX & PAGE_MASK (include/linux/fs.h): process_madvise
+ * silently truncates a call's total there (lib/iov_iter.c __import_iovec). */
+size_t purge__max_rw_count(size_t page)
+{
+	return (size_t)INT_MAX & ~(page - 1);
+}
+
+/* Strict decimal parse; false on junk, sign, overflow or out of [lo, hi]. */
+static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	unsigned long v = 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (ULONG_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static void env_batch(struct purge__settings *s)
+{
+	const char *e = getenv("PURGE_BATCH");
+	unsigned long v;
+
+	if (!e)
+		return;
+	if (parse_uint(e, 1, PURGE_BATCH_MAX, &v))
+		s->batch = (unsigned)v;
+	else
+		s->env_ignored |= PURGE_ENV_BATCH;
+}
+
+/* PURGE_MODE as a mode, or -1 when unset, or -2 when invalid. */
+int purge__env_mode(void)
+{
+	const char *e = getenv("PURGE_MODE");
+
+	if (!e)
+		return -1;
+	if (!strcmp(e, "auto"))
+		return PURGE_MODE_AUTO;
+	if (!strcmp(e, "vectored"))
+		return PURGE_MODE_VECTORED;
+	if (!strcmp(e, "loop"))
+		return PURGE_MODE_LOOP;
+	return -2;
+}
+
+static int check_config(const struct purge_config *c)
+{
+	if (c->advice != 0 && !purge__advice_supported(c->advice))
+		return -EINVAL;
+	if (c->batch > PURGE_BATCH_MAX)
+		return -EINVAL;
+	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
+		return -EINVAL;
+	if (c->flags & ~(PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED))
+		return -EINVAL;
+	if (c->capacity > (UINT_MAX >> 8)) /* keeps purge_queue_bytes() exact */
+		return -EINVAL;
+	return 0;
+}
+
+int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg)
+{
+	static const struct purge_config zero;
+	const struct purge_config *c = cfg ? cfg : &zero;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int ret = check_config(c);
+
+	if (ret)
+		return ret;
+	memset(s, 0, sizeof(*s));
+	s->advice = c->advice ? c->advice : MADV_DONTNEED;
+	s->batch = PURGE_DEFAULT_BATCH;
+	env_batch(s);
+	if (c->batch)
+		s->batch = c->batch;
+	s->capacity = c->capacity ? c->capacity : PURGE_DEFAULT_CAPACITY;
+	s->mode = c->mode;
+	int em = purge__env_mode();
+	if (em == -2)
+		s->env_ignored |= PURGE_ENV_MODE;
+	else if (em >= 0 && c->mode == PURGE_MODE_AUTO)
+		s->mode = em;
+	s->flags = c->flags;
+	s->max_pending_bytes = c->max_pending_bytes;
+	s->max_delay_ns = c->max_delay_ns;
+	size_t rw = purge__max_rw_count(page);
+	s->call_bytes = c->max_call_bytes ? c->max_call_bytes & ~(page - 1) : rw;
+	if (s->call_bytes < page)
+		s->call_bytes = page;
+	if (s->call_bytes > rw)
+		s->call_bytes = rw;
+	s->on_failure = c->on_failure;
+	s->arg = c->arg;
+	return 0;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fake_kernel.h"
+
+static ssize_t page_index(const struct fake_kernel *fk, uintptr_t a)
+{
+	if (a < fk->base || a >= fk->base + fk->npages * fk->page)
+		return -1;
+	return (ssize_t)((a - fk->base) / fk->page);
+}
+
+static bool bad_iovec(struct fake_kernel *fk, const struct iovec *v)
+{
+	uintptr_t a = (uintptr_t)v->iov_base;
+
+	if ((a | v->iov_len) % fk->page || v->iov_len == 0 || page_index(fk, a) < 0 ||
+	    page_index(fk, a + v->iov_len - 1) < 0) {
+		fk->violations++;
+		return true;
+	}
+	return false;
+}
+
+/* madvise semantics: apply every page that can be, report the first error */
+static int apply(struct fake_kernel *fk, uintptr_t a, size_t len)
+{
+	int err = 0;
+
+	for (size_t off = 0; off < len; off += fk->page) {
+		ssize_t i = page_index(fk, a + off);
+		if (i < 0)
+			return -ENOMEM;
+		if (fk->fail[i]) {
+			err = err ? err : fk->fail[i];
+			continue;
+		}
+		fk->purged[i]++;
+	}
+	return err;
+}
+
+static ssize_t fake_pmadv(void *ctx, const struct iovec *iov, size_t n, int advice)
+{
+	struct fake_kernel *fk = ctx;
+	size_t done = 0, cap = (size_t)INT_MAX & ~(fk->page - 1);
+
+	(void)advice;
+	fk->max_vlen = n > fk->max_vlen ? n : fk->max_vlen;
+	if (fk->pmadv_calls++ >= fk->refuse_after && fk->refuse)
+		return fk->refuse;
+	if (n > 1024)
+		return -EINVAL;
+	for (size_t k = 0; k < n; k++) {
+		if (bad_iovec(fk, &iov[k]))
+			return done ? (ssize_t)done : -EINVAL;
+		size_t len = iov[k].iov_len;
+		if (fk->truncate && done + len > cap)
+			len = cap - done; /* silently, like __import_iovec */
+		int err = apply(fk, (uintptr_t)iov[k].iov_base, len);
+		if (err)
+			return done ? (ssize_t)done : err;
+		done += len;
+		if (len < iov[k].iov_len)
+			break;
+	}
+	fk->max_call_bytes = done > fk->max_call_bytes ? done : fk->max_call_bytes;
+	return (ssize_t)done;
+}
+
+static int fake_madv(void *ctx, void *addr, size_t len, int advice)
+{
+	struct fake_kernel *fk = ctx;
+
+	if (addr == NULL && len == 0)
+		return (fk->unknown_advice_mask >> advice) & 1 ? -EINVAL : 0;
+	fk->madv_calls++;
+	struct iovec v = {addr, len};
+	if (bad_iovec(fk, &v))
+		return -EINVAL;
+	if (fk->madv_refuses_too && fk->refuse == -EPERM)
+		return -EPERM;
+	return apply(fk, (uintptr_t)addr, len);
+}
+
+static int fake_path(void *ctx, int advice, int *why)
+{
+	struct fake_kernel *fk = ctx;
+
+	(void)advice;
+	*why = fk->path_why;
+	return fk->path;
+}
+
+static void fake_demote(void *ctx, int advice, int why)
+{
+	struct fake_kernel *fk = ctx;
+
+	(void)advice;
+	fk->demotions++;
+	fk->demote_why = why;
+	fk->path = PURGE_BACKEND_LOOP;
+	fk->path_why = why;
+}
+
+void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
+{
+	*fk = (struct fake_kernel){
+		.base = base,
+		.npages = npages,
+		.page = (size_t)sysconf(_SC_PAGESIZE),
+		.purged = calloc(npages, sizeof(uint16_t)),
+		.fail = calloc(npages, sizeof(int)),
+		.path = PURGE_BACKEND_VECTORED,
+		.truncate = true,
+	};
+	fk->be = (struct purge__backend){fake_pmadv, fake_madv, fake_path, fake_demote, fk};
+}
+
+void fake_free(struct fake_kernel *fk)
+{
+	free(fk->purged);
+	free(fk->fail);
+}
+
+void fake_fail_page(struct fake_kernel *fk, uintptr_t addr, int err)
+{
+	fk->fail[page_index(fk, addr)] = err;
+}
+
+unsigned fake_purged(const struct fake_kernel *fk, uintptr_t addr)
+{
+	return fk->purged[page_index(fk, addr)];
+}
+
+bool fake_range_purged(const struct fake_kernel *fk, uintptr_t addr, size_t len, unsigned times)
+{
+	for (size_t off = 0; off < len; off += fk->page)
+		if (fake_purged(fk, addr + off) != times)
+			return false;
+	return true;
+}
+
+size_t fake_total_purges(const struct fake_kernel *fk)
+{
+	size_t t = 0;
+
+	for (size_t i = 0; i < fk->npages; i++)
+		t += fk->purged[i];
+	return t;
+}

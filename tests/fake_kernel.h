@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A fake kernel behind the library's backend table.  It never touches memory:
+ * it counts, per page of a pretend region, how often each page was purged,
+ * and fails, truncates or refuses exactly as told.  Modelled on the kernel
+ * facts in shared/kernel-notes.md §4 (partial returns, MAX_RW_COUNT).
+ */
+#ifndef FAKE_KERNEL_H
+#define FAKE_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "internal.h"
+
+struct fake_kernel {
+	uintptr_t base;   /* pretend region: [base, base + npages * page) */
+	size_t npages;
+	size_t page;
+	uint16_t *purged; /* times each page was purged */
+	int *fail;        /* negative errno for a page that cannot be advised */
+	/* process_madvise behaviour */
+	int path;         /* what the probe says: PURGE_BACKEND_* */
+	int path_why;
+	int refuse;       /* negative errno for every call once calls >= refuse_after */
+	unsigned refuse_after;
+	bool madv_refuses_too; /* EPERM on madvise as well (sealed) */
+	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */
+	bool truncate;    /* clamp a call at MAX_RW_COUNT like the kernel */
+	/* what the library did */
+	unsigned pmadv_calls, madv_calls, demotions;
+	int demote_why;
+	size_t max_vlen, max_call_bytes;
+	unsigned violations; /* unaligned, empty or out-of-region iovecs */
+	struct purge__backend be;
+};
+
+/* npages of pretend memory at `base` (need not be mapped). */
+void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages);
+void fake_free(struct fake_kernel *fk);
+void fake_fail_page(struct fake_kernel *fk, uintptr_t addr, int err);
+/* How often the page at addr was purged. */
+unsigned fake_purged(const struct fake_kernel *fk, uintptr_t addr);
+/* Pages in [addr, addr+len) purged exactly `times` times each. */
+bool fake_range_purged(const struct fake_kernel *fk, uintptr_t addr, size_t len, unsigned times);
+/* Total purges over the whole region. */
+size_t fake_total_purges(const struct fake_kernel *fk);
+
+#endif

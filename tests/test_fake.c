@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batching and error attribution against a fake kernel: short counts at every
+ * position, each errno on iovec k, MAX_RW_COUNT truncation, refusals at the
+ * probe and at run time.  Stats and on_failure must be exact.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "common.h"
+#include "fake_kernel.h"
+
+#define BASE ((uintptr_t)0x100000000000ull)
+#define NPAGES 4096
+
+static struct fake_kernel fk;
+static struct failures fails;
+
+static void setup(void)
+{
+	fake_init(&fk, BASE, NPAGES);
+	fails.n = 0;
+}
+
+static void teardown(void)
+{
+	fake_free(&fk);
+}
+
+TestSuite(fake, .init = setup, .fini = teardown);
+
+static purge_queue *mkq(struct purge_config *cfg)
+{
+	struct purge_config def = {0};
+	cfg = cfg ? cfg : &def;
+	cfg->on_failure = record_failure;
+	cfg->arg = &fails;
+	size_t bytes = purge_queue_bytes(cfg->capacity);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	purge_queue *q;
+	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be), 0);
+	return q;
+}
+
+static uintptr_t pg(size_t i)
+{
+	return BASE + i * PAGE;
+}
+
+/* n one-page ranges with a gap after each, so nothing coalesces */
+static void enqueue_scattered(purge_queue *q, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+}
+
+Test(fake, batches_of_batch_iovecs)
+{
+	struct purge_config cfg = {.batch = 4};
+	purge_queue *q = mkq(&cfg);
+
+	enqueue_scattered(q, 10);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.pmadv_calls, 3);
+	cr_assert_eq(st.madv_calls, 0);
+	cr_assert_eq(fk.max_vlen, 4);
+	cr_assert_eq(st.purged_bytes, 10 * PAGE);
+	for (size_t i = 0; i < 10; i++) {
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1);
+		cr_assert_eq(fake_purged(&fk, pg(2 * i + 1)), 0, "gap page %zu purged", i);
+	}
+	cr_assert_eq(fk.violations, 0);
+	assert_identity(q);
+}
+
+/* A failing iovec at every position k of one call: the kernel returns the
+ * bytes before k (or -1 for k = 0); the library madvises k alone, reports it,
+ * and resubmits the rest without touching what succeeded. */
+static void short_count_at(size_t k, int err)
+{
+	struct purge_config cfg = {.batch = 8};
+	purge_queue *q = mkq(&cfg);
+
+	fake_fail_page(&fk, pg(2 * k), err);
+	enqueue_scattered(q, 8);
+	cr_assert_eq(purge_flush(q), 1);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fails.n, 1);
+	cr_assert_eq(fails.f[0].addr, (void *)pg(2 * k));
+	cr_assert_eq(fails.f[0].len, PAGE);
+	cr_assert_eq(fails.f[0].err, err);
+	cr_assert_eq(st.failed_ranges, 1);
+	cr_assert_eq(st.failed_bytes, PAGE);
+	cr_assert_eq(st.purged_bytes, 7 * PAGE);
+	/* -1 with an errno that names no iovec: each range of the call is
+	 * asked alone; otherwise one madvise learns the errno of iovec k */
+	bool whole = k == 0 && err != -EINVAL && err != -ENOMEM && err != -EPERM;
+	cr_assert_eq(st.short_counts, k > 0);
+	cr_assert_eq(st.madv_calls, whole ? 8 : 1);
+	cr_assert_eq(st.pmadv_calls, whole || k == 7 ? 1 : 2);
+	cr_assert_eq(st.fallbacks, 0);
+	for (size_t i = 0; i < 8; i++)
+		if (i != k)
+			cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1, "k=%zu i=%zu", k, i);
+	assert_identity(q);
+}
+
+Test(fake, short_count_every_position_enomem)
+{
+	for (size_t k = 0; k < 8; k++) {
+		teardown();
+		setup();
+		short_count_at(k, -ENOMEM);
+	}
+}
+
+Test(fake, each_errno_on_iovec_k)
+{
+	const int errs[] = {-EINVAL, -ENOMEM, -EFAULT, -EAGAIN};
+	for (size_t e = 0; e < sizeof(errs) / sizeof(errs[0]); e++)
+		for (size_t k = 0; k < 8; k += 3) {
+			teardown();
+			setup();
+			short_count_at(k, errs[e]);
+		}
+}
+
+/* EPERM that madvise reproduces: a sealed range, not a seccomp filter. */
+Test(fake, sealed_range_eperm_keeps_vectored)
+{
+	for (size_t k = 0; k < 8; k += 7) {
+		teardown();
+		setup();
+		short_count_at(k, -EPERM);
+		cr_assert_eq(fk.demotions, 0);
+	}
+}
+
+Test(fake, two_gib_truncation_never_reached)
+{
+	/* five 1 GiB ranges: 5 GiB in one flush; the kernel would clamp a
+	 * call at MAX_RW_COUNT, so the library must cut calls there */
+	size_t gib = (1ul << 30) / PAGE, n = 5 * gib + 16;
+	teardown();
+	fake_init(&fk, BASE, n);
+	purge_queue *q = mkq(NULL);
+	for (size_t i = 0; i < 5; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(i * gib + i), gib * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.short_counts, 0);
+	cr_assert_eq(st.purged_bytes, 5 * gib * PAGE);
+	cr_assert_leq(fk.max_call_bytes, (size_t)0x7fffffff);
+	for (size_t i = 0; i < 5; i++)
+		cr_assert(fake_range_purged(&fk, pg(i * gib + i), gib * PAGE, 1));
+	cr_assert_eq(fake_total_purges(&fk), 5 * gib);
+	assert_identity(q);
+}
+
+Test(fake, max_call_bytes_splits_a_range)
+{
+	struct purge_config cfg = {.max_call_bytes = 4 * PAGE + 1};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(20), 2 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.max_call_bytes, 4 * PAGE);
+	cr_assert_eq(stats_of(q).pmadv_calls, 3); /* 4+4, 2+2, done */
+	cr_assert(fake_range_purged(&fk, pg(0), 10 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(20), 2 * PAGE, 1));
+	assert_identity(q);
+}
+
+/* A failure inside a range that the byte cap cut: only that piece fails. */
+Test(fake, failure_in_a_cut_piece)
+{
+	struct purge_config cfg = {.max_call_bytes = 2 * PAGE};
+	purge_queue *q = mkq(&cfg);
+
+	fake_fail_page(&fk, pg(3), -EINVAL);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 6 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1);
+	cr_assert_eq(fails.n, 1);
+	cr_assert_eq(fails.f[0].addr, (void *)pg(2));
+	cr_assert_eq(fails.f[0].len, 2 * PAGE);
+	cr_assert(fake_range_purged(&fk, pg(0), 2 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(4), 2 * PAGE, 1));
+	assert_identity(q);
+}
+
+static void refused_at_probe(int why)
+{
+	fk.path = PURGE_BACKEND_LOOP;
+	fk.path_why = why;
+	purge_queue *q = mkq(NULL);
+	enqueue_scattered(q, 20);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.pmadv_calls, 0);
+	cr_assert_eq(st.madv_calls, 20);
+	cr_assert_eq(st.backend, PURGE_BACKEND_LOOP);
+	for (size_t i = 0; i < 20; i++)
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1);
+	assert_identity(q);
+}
+
+Test(fake, probe_refusals_use_the_loop)
+{
+	const int why[] = {-ENOSYS, -EPERM, -EBADF, -EINVAL};
+	for (size_t i = 0; i < 4; i++) {
+		teardown();
+		setup();
+		refused_at_probe(why[i]);
+	}
+}
+
+/* Refused mid-run (seccomp added later, ...): the batch in flight finishes
+ * through the loop, nothing lost, nothing purged twice. */
+static void refused_at_run_time(int err, bool madv_ok)
+{
+	struct purge_config cfg = {.batch = 4};
+	purge_queue *q = mkq(&cfg);
+
+	fk.refuse = err;
+	fk.refuse_after = 2;
+	fk.madv_refuses_too = !madv_ok;
+	enqueue_scattered(q, 20);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fk.demotions, 1);
+	cr_assert_eq(fk.demote_why, err);
+	cr_assert_eq(st.fallbacks, 1);
+	cr_assert_eq(st.backend, PURGE_BACKEND_LOOP);
+	cr_assert_eq(st.pmadv_calls, 3);
+	cr_assert_eq(st.purged_bytes, 20 * PAGE);
+	for (size_t i = 0; i < 20; i++)
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1, "range %zu", i);
+	/* the next flush goes straight to the loop */
+	enqueue_scattered(q, 2);
+	purge_flush(q);
+	cr_assert_eq(stats_of(q).pmadv_calls, 3);
+	assert_identity(q);
+}
+
+Test(fake, runtime_refusals_switch_to_the_loop)
+{
+	const int errs[] = {-ENOSYS, -EBADF, -ESRCH, -EPERM};
+	for (size_t i = 0; i < 4; i++) {
+		teardown();
+		setup();
+		refused_at_run_time(errs[i], true);
+	}
+}
+
+Test(fake, forced_vectored_reports_refusal)
+{
+	struct purge_config cfg = {.mode = PURGE_MODE_VECTORED};
+	purge_queue *q = mkq(&cfg);
+
+	fk.path = PURGE_BACKEND_LOOP; /* ignored when forced */
+	fk.refuse = -ENOSYS;
+	enqueue_scattered(q, 5);
+	cr_assert_eq(purge_flush(q), 5);
+	cr_assert_eq(fails.n, 5);
+	for (unsigned i = 0; i < 5; i++) {
+		cr_assert_eq(fails.f[i].err, -ENOSYS);
+		cr_assert_eq(fails.f[i].len, PAGE);
+	}
+	cr_assert_eq(stats_of(q).madv_calls, 0);
+	cr_assert_eq(fake_total_purges(&fk), 0);
+	assert_identity(q);
+}
+
+Test(fake, forced_vectored_attributes_without_madvise)
+{
+	struct purge_config cfg = {.mode = PURGE_MODE_VECTORED};
+	purge_queue *q = mkq(&cfg);
+
+	fake_fail_page(&fk, pg(4), -ENOMEM);
+	enqueue_scattered(q, 5);
+	cr_assert_eq(purge_flush(q), 1);
+	cr_assert_eq(fails.f[0].addr, (void *)pg(4));
+	cr_assert_eq(stats_of(q).madv_calls, 0);
+	cr_assert_eq(fk.madv_calls, 0);
+	assert_identity(q);
+}
+
+Test(fake, forced_loop_never_calls_process_madvise)
+{
+	struct purge_config cfg = {.mode = PURGE_MODE_LOOP};
+	purge_queue *q = mkq(&cfg);
+
+	enqueue_scattered(q, 5);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.pmadv_calls, 0);
+	cr_assert_eq(fk.madv_calls, 5);
+	cr_assert_eq(stats_of(q).backend, PURGE_BACKEND_LOOP);
+}
+
+Test(fake, free_missing_falls_back_to_dontneed)
+{
+	struct purge_config cfg = {.advice = MADV_FREE};
+
+	fk.unknown_advice_mask = 1u << MADV_FREE;
+	purge_queue *q = mkq(&cfg);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.advice, MADV_DONTNEED);
+	cr_assert_eq(st.zeroed, 1);
+}
+
+Test(fake, free_present_is_kept)
+{
+	struct purge_config cfg = {.advice = MADV_FREE};
+	purge_queue *q = mkq(&cfg);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.advice, MADV_FREE);
+	cr_assert_eq(st.zeroed, 0);
+}
+
+Test(fake, unknown_locked_advice_is_an_error)
+{
+	struct purge_config cfg = {.advice = MADV_DONTNEED_LOCKED};
+	size_t bytes = purge_queue_bytes(0);
+	void *mem = aligned_alloc(64, bytes);
+	purge_queue *q;
+
+	fk.unknown_advice_mask = 1u << MADV_DONTNEED_LOCKED;
+	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, &cfg, &fk.be), -EOPNOTSUPP);
+	free(mem);
+}
+
+Test(fake, coalesces_adjacent_and_overlapping)
+{
+	purge_queue *q = mkq(NULL);
+
+	/* out of order, adjacent, overlapping and duplicated */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(4), 2 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 4 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(1), 2 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(1), 2 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(10), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.merged_ranges, 3);
+	cr_assert_eq(fk.max_vlen, 2);
+	cr_assert_eq(st.enqueued_bytes, 11 * PAGE);
+	cr_assert_eq(st.purged_bytes, 11 * PAGE, "overlaps count once per enqueue");
+	cr_assert(fake_range_purged(&fk, pg(0), 6 * PAGE, 1));
+	cr_assert_eq(fake_purged(&fk, pg(6)), 0);
+	assert_identity(q);
+}
+
+Test(fake, overlap_bytes_fail_with_their_range)
+{
+	purge_queue *q = mkq(NULL);
+
+	fake_fail_page(&fk, pg(2), -EINVAL);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 3 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(1), 3 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fails.f[0].len, 4 * PAGE);
+	cr_assert_eq(st.failed_bytes, 6 * PAGE);
+	assert_identity(q);
+}
+
+Test(fake, no_coalesce_submits_as_enqueued)
+{
+	struct purge_config cfg = {.flags = PURGE_NO_COALESCE};
+	purge_queue *q = mkq(&cfg);
+
+	for (size_t i = 0; i < 6; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(5 - i), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.max_vlen, 6);
+	cr_assert_eq(stats_of(q).merged_ranges, 0);
+	assert_identity(q);
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The queue's own rules: argument checks, trimming, cancel, thresholds,
+ * configuration, environment knobs, errno preservation.  Uses the fake
+ * kernel so that what gets purged is known exactly.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "common.h"
+#include "fake_kernel.h"
+
+#define BASE ((uintptr_t)0x200000000000ull)
+#define NPAGES 8192
+
+static struct fake_kernel fk;
+static struct failures fails;
+
+static void setup(void)
+{
+	fake_init(&fk, BASE, NPAGES);
+	fails.n = 0;
+}
+
+static void teardown(void)
+{
+	fake_free(&fk);
+}
+
+TestSuite(queue, .init = setup, .fini = teardown);
+
+static purge_queue *mkq_ret(struct purge_config *cfg, int *ret)
+{
+	struct purge_config def = {0};
+	cfg = cfg ? cfg : &def;
+	cfg->on_failure = record_failure;
+	cfg->arg = &fails;
+	size_t bytes = purge_queue_bytes(cfg->capacity);
+	void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	purge_queue *q = NULL;
+	*ret = purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be);
+	return q;
+}
+
+static purge_queue *mkq(struct purge_config *cfg)
+{
+	int ret;
+	purge_queue *q = mkq_ret(cfg, &ret);
+	cr_assert_eq(ret, 0);
+	return q;
+}
+
+static uintptr_t pg(size_t i)
+{
+	return BASE + i * PAGE;
+}
+
+Test(queue, rejects_bad_ranges_and_queues_nothing)
+{
+	purge_queue *q = mkq(NULL);
+
+	cr_assert_eq(purge_enqueue(NULL, (void *)pg(0), PAGE), -EINVAL);
+	cr_assert_eq(purge_enqueue(q, (void *)(pg(0) + 1), PAGE), -EINVAL, "unaligned start");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE + 1), -EINVAL, "unaligned length");
+	cr_assert_eq(purge_enqueue(q, NULL, PAGE), -EINVAL, "NULL");
+	cr_assert_eq(purge_enqueue(q, (void *)(UINTPTR_MAX & ~(PAGE - 1)), 2 * PAGE), -EINVAL,
+		     "overflow");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), SIZE_MAX & ~(PAGE - 1)), -EINVAL);
+#if defined(__x86_64__)
+	cr_assert_eq(purge_enqueue(q, (void *)0xffff880000000000ull, PAGE), -EINVAL,
+		     "kernel address");
+#endif
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 0), 0, "zero length is a no-op");
+	cr_assert_eq(purge_enqueue(q, (void *)(pg(0) + 3), 0), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.enqueued_ranges, 0);
+	cr_assert_eq(st.pending_ranges, 0);
+	purge_flush(q);
+	cr_assert_eq(fake_total_purges(&fk), 0);
+}
+
+Test(queue, trim_shrinks_inward)
+{
+	struct purge_config cfg = {.flags = PURGE_TRIM};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)(pg(0) + 1), 3 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)(pg(10) + 5), PAGE), 0, "no whole page: no-op");
+	cr_assert_eq(stats_of(q).enqueued_bytes, 2 * PAGE);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fake_purged(&fk, pg(0)), 0);
+	cr_assert(fake_range_purged(&fk, pg(1), 2 * PAGE, 1));
+	cr_assert_eq(fake_purged(&fk, pg(3)), 0);
+	cr_assert_eq(fake_purged(&fk, pg(10)), 0);
+	cr_assert_eq(fake_purged(&fk, pg(11)), 0);
+}
+
+Test(queue, enqueue_makes_no_syscall_until_full)
+{
+	struct purge_config cfg = {.capacity = 8};
+	purge_queue *q = mkq(&cfg);
+
+	for (size_t i = 0; i < 7; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+	cr_assert_eq(fk.pmadv_calls + fk.madv_calls, 0);
+	cr_assert_eq(stats_of(q).pending_ranges, 7);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(100), PAGE), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.auto_flushes, 1);
+	cr_assert_eq(st.pending_ranges, 0);
+	cr_assert_eq(st.purged_bytes, 8 * PAGE, "the range that filled it is included");
+	assert_identity(q);
+}
+
+Test(queue, byte_threshold_flushes)
+{
+	struct purge_config cfg = {.max_pending_bytes = 4 * PAGE};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 4 * PAGE), 0);
+	cr_assert_eq(fk.pmadv_calls, 0, "at the limit, not over it");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(10), PAGE), 0);
+	cr_assert_eq(stats_of(q).auto_flushes, 1);
+	cr_assert_eq(stats_of(q).pending_bytes, 0);
+}
+
+Test(queue, age_threshold_flushes_on_enqueue)
+{
+	struct purge_config cfg = {.max_delay_ns = 20 * 1000 * 1000};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(2), PAGE), 0);
+	cr_assert_eq(fk.pmadv_calls, 0);
+	struct timespec ts = {0, 30 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(4), PAGE), 0);
+	cr_assert_eq(stats_of(q).auto_flushes, 1);
+	cr_assert_eq(stats_of(q).purged_bytes, 3 * PAGE);
+}
+
+Test(queue, cancel_removes_trims_and_splits)
+{
+	purge_queue *q = mkq(NULL);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 4 * PAGE), 0);   /* trimmed left */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(10), 10 * PAGE), 0); /* split */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(30), 2 * PAGE), 0);  /* removed */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(40), 4 * PAGE), 0);  /* trimmed right */
+	cr_assert_eq(purge_cancel(q, (void *)pg(2), 2 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)pg(13), 3 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)pg(29), 4 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)(pg(39) + 7), 2 * PAGE), 0, "widened outward");
+	assert_identity(q);
+	cr_assert_eq(stats_of(q).cancelled_bytes, (2 + 3 + 2 + 2) * PAGE);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert(fake_range_purged(&fk, pg(0), 2 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(2), 2 * PAGE, 0));
+	cr_assert(fake_range_purged(&fk, pg(10), 3 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(13), 3 * PAGE, 0));
+	cr_assert(fake_range_purged(&fk, pg(16), 4 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(30), 2 * PAGE, 0));
+	cr_assert(fake_range_purged(&fk, pg(40), 2 * PAGE, 0));
+	cr_assert(fake_range_purged(&fk, pg(42), 2 * PAGE, 1));
+	assert_identity(q);
+}
+
+Test(queue, cancel_straddling_many_ranges)
+{
+	purge_queue *q = mkq(NULL);
+
+	for (size_t i = 0; i < 10; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(3 * i), 2 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)pg(4), 20 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t p = 4; p < 24; p++)
+		cr_assert_eq(fake_purged(&fk, pg(p)), 0, "page %zu", p);
+	cr_assert_eq(fake_purged(&fk, pg(3)), 1);
+	cr_assert_eq(fake_purged(&fk, pg(24)), 1);
+	assert_identity(q);
+}
+
+/* Overlapping pending ranges and a full queue: the split's far part is
+ * purged at once, never the cancelled bytes. */
+Test(queue, cancel_splits_with_no_free_slot)
+{
+	struct purge_config cfg = {.capacity = 4};
+	purge_queue *q = mkq(&cfg);
+
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)pg(4), 2 * PAGE), 0);
+	assert_identity(q);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert(fake_range_purged(&fk, pg(4), 2 * PAGE, 0));
+	for (size_t p = 0; p < 10; p++)
+		if (p < 4 || p >= 6)
+			cr_assert_geq(fake_purged(&fk, pg(p)), 1, "page %zu", p);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.cancelled_bytes, 3 * 2 * PAGE);
+	cr_assert_eq(st.purged_bytes, 3 * 8 * PAGE);
+	assert_identity(q);
+}
+
+Test(queue, cancel_checks_arguments)
+{
+	purge_queue *q = mkq(NULL);
+
+	cr_assert_eq(purge_cancel(NULL, (void *)pg(0), PAGE), -EINVAL);
+	cr_assert_eq(purge_cancel(q, (void *)pg(0), 0), 0);
+	cr_assert_eq(purge_cancel(q, (void *)UINTPTR_MAX, 2), -EINVAL);
+	cr_assert_eq(purge_cancel(q, (void *)pg(0), PAGE), 0, "nothing pending");
+}
+
+Test(queue, batch_knob)
+{
+	purge_queue *q = mkq(NULL);
+
+	cr_assert_eq(purge_get_batch(q), PURGE_DEFAULT_BATCH);
+	cr_assert_eq(purge_set_batch(q, 0), -EINVAL);
+	cr_assert_eq(purge_set_batch(q, PURGE_BATCH_MAX + 1), -EINVAL);
+	cr_assert_eq(purge_get_batch(q), PURGE_DEFAULT_BATCH, "unchanged on error");
+	cr_assert_eq(purge_get_batch(NULL), 0);
+	for (size_t i = 0; i < 9; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+	cr_assert_eq(purge_set_batch(q, 3), 0, "while ranges are pending");
+	cr_assert_eq(purge_get_batch(q), 3);
+	purge_flush(q);
+	cr_assert_eq(fk.max_vlen, 3);
+	cr_assert_eq(fk.pmadv_calls, 3);
+}
+
+Test(queue, config_validation)
+{
+	int ret;
+	struct purge_config bad[] = {
+		{.advice = MADV_WILLNEED}, {.advice = -1}, {.batch = 1025},
+		{.mode = 3},		   {.mode = -1}, {.flags = 1u << 7},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mkq_ret(&bad[i], &ret);
+		cr_assert_eq(ret, -EINVAL, "case %zu", i);
+	}
+	purge_queue *q;
+	char small[64] __attribute__((aligned(64)));
+	cr_assert_eq(purge__queue_init_backend(&q, small, sizeof(small), NULL, &fk.be), -ENOSPC);
+	cr_assert_eq(purge__queue_init_backend(&q, small + 1, 4096, NULL, &fk.be), -EINVAL);
+	cr_assert_eq(purge_queue_init(NULL, small, sizeof(small), NULL), -EINVAL);
+	cr_assert_gt(purge_queue_bytes(0), purge_queue_bytes(1));
+	cr_assert_eq(purge_queue_bytes(UINT32_MAX), 0);
+}
+
+Test(queue, defaults_from_an_all_zero_config)
+{
+	purge_queue *q = mkq(NULL);
+	struct purge_stats st = stats_of(q);
+
+	cr_assert_eq(st.advice, MADV_DONTNEED);
+	cr_assert_eq(st.zeroed, 1);
+	cr_assert_eq(st.backend, PURGE_BACKEND_VECTORED);
+	cr_assert_eq(purge_get_batch(q), PURGE_DEFAULT_BATCH);
+}
+
+Test(queue, env_batch_and_mode)
+{
+	setenv("PURGE_BATCH", "16", 1);
+	setenv("PURGE_MODE", "loop", 1);
+	purge_queue *q = mkq(NULL);
+	cr_assert_eq(purge_get_batch(q), 16);
+	cr_assert_eq(stats_of(q).backend, PURGE_BACKEND_LOOP);
+	cr_assert_eq(stats_of(q).env_ignored, 0);
+	struct purge_config cfg = {.batch = 8, .mode = PURGE_MODE_VECTORED};
+	q = mkq(&cfg);
+	cr_assert_eq(purge_get_batch(q), 8, "the config wins over the environment");
+	cr_assert_eq(stats_of(q).backend, PURGE_BACKEND_VECTORED);
+}
+
+Test(queue, env_invalid_values_are_ignored_and_flagged)
+{
+	const char *bad[] = {"0", "1025", "-4", "12x", "", "99999999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("PURGE_BATCH", bad[i], 1);
+		setenv("PURGE_MODE", "fast", 1);
+		purge_queue *q = mkq(NULL);
+		cr_assert_eq(purge_get_batch(q), PURGE_DEFAULT_BATCH, "PURGE_BATCH=%s", bad[i]);
+		cr_assert_eq(stats_of(q).env_ignored, PURGE_ENV_BATCH | PURGE_ENV_MODE);
+		cr_assert_eq(stats_of(q).backend, PURGE_BACKEND_VECTORED);
+	}
+}
+
+Test(queue, errno_is_left_alone)
+{
+	purge_queue *q = mkq(NULL);
+
+	fake_fail_page(&fk, pg(0), -ENOMEM);
+	errno = 1234;
+	purge_enqueue(q, (void *)(pg(0) + 1), PAGE);
+	purge_enqueue(q, (void *)pg(0), PAGE);
+	purge_cancel(q, (void *)pg(5), PAGE);
+	purge_flush(q);
+	purge_backend(MADV_DONTNEED);
+	purge_queue_destroy(q);
+	cr_assert_eq(errno, 1234);
+}
+
+static purge_queue *reentry_q;
+static int reentry_ret[4];
+
+static void reenter(void *arg, void *addr, size_t len, int err)
+{
+	(void)arg, (void)err;
+	reentry_ret[0] = purge_enqueue(reentry_q, addr, len);
+	reentry_ret[1] = purge_cancel(reentry_q, addr, len);
+	reentry_ret[2] = purge_flush(reentry_q);
+	reentry_ret[3] = purge_queue_destroy(reentry_q);
+}
+
+Test(queue, calls_from_on_failure_are_busy)
+{
+	for (int locked = 0; locked < 2; locked++) {
+		struct purge_config cfg = {.flags = locked ? PURGE_LOCKED : 0};
+		reentry_q = mkq(&cfg);
+		/* mkq set its own recorder: replace it */
+		size_t bytes = purge_queue_bytes(0);
+		void *mem = aligned_alloc(64, bytes);
+		cfg.on_failure = reenter;
+		cr_assert_eq(purge__queue_init_backend(&reentry_q, mem, bytes, &cfg, &fk.be), 0);
+		fake_fail_page(&fk, pg(0), -ENOMEM);
+		cr_assert_eq(purge_enqueue(reentry_q, (void *)pg(0), PAGE), 0);
+		cr_assert_eq(purge_flush(reentry_q), 1);
+		for (int i = 0; i < 4; i++)
+			cr_assert_eq(reentry_ret[i], -EBUSY, "call %d locked=%d", i, locked);
+		cr_assert_eq(purge_enqueue(reentry_q, (void *)pg(2), PAGE), 0, "usable after");
+		assert_identity(reentry_q);
+	}
+}
+
+Test(queue, stats_of_null)
+{
+	struct purge_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	purge_get_stats(NULL, &st);
+	cr_assert_eq(st.enqueued_bytes, 0);
+	purge_get_stats(NULL, NULL);
+	cr_assert_eq(purge_backend(MADV_WILLNEED), -EINVAL);
+	cr_assert_eq(purge_queue_destroy(NULL), -EINVAL);
+	cr_assert_eq(purge_flush(NULL), -EINVAL);
+}
