@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Against the real kernel, on every path (auto/vectored, forced vectored,
+ * forced loop): exactly the enqueued pages are purged, canaries around them
+ * keep their bytes, bad ranges are reported and never stop the others.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "common.h"
+#include "mem.h"
+
+static struct failures fails;
+
+static bool vectored_here(void)
+{
+	return purge_backend(MADV_DONTNEED) == PURGE_BACKEND_VECTORED;
+}
+
+static purge_queue *mkq(int mode, int advice, unsigned flags)
+{
+	struct purge_config cfg = {.mode = mode, .advice = advice, .flags = flags,
+				   .on_failure = record_failure, .arg = &fails};
+	purge_queue *q;
+
+	fails.n = 0;
+	if (mode == PURGE_MODE_VECTORED && !vectored_here())
+		cr_skip_test("process_madvise(PIDFD_SELF) not usable here (needs Linux 6.15+, "
+			     "no seccomp filter)");
+	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
+	return q;
+}
+
+/* A fixed pattern of ranges in a 96-page region: singles, runs, neighbours
+ * that coalesce, and untouched canaries between them. */
+static const struct {
+	size_t first, n;
+} ranges[] = {{1, 1}, {3, 2}, {5, 3}, {10, 8}, {20, 1}, {22, 1}, {40, 30}, {90, 4}};
+
+static bool in_ranges(size_t i)
+{
+	for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++)
+		if (i >= ranges[r].first && i < ranges[r].first + ranges[r].n)
+			return true;
+	return false;
+}
+
+static void purge_exactly(int mode, unsigned flags, unsigned batch)
+{
+	const size_t n = 96;
+	char *r = map_region(n);
+	purge_queue *q = mkq(mode, 0, flags);
+
+	fill_region(r, n);
+	purge_set_batch(q, batch);
+	for (size_t k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++)
+		cr_assert_eq(purge_enqueue(q, r + ranges[k].first * PAGE, ranges[k].n * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t i = 0; i < n; i++)
+		expect_page(r, i, in_ranges(i));
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.failed_ranges, 0);
+	cr_assert_eq(st.zeroed, 1);
+	if (mode == PURGE_MODE_LOOP)
+		cr_assert_eq(st.pmadv_calls, 0);
+	else
+		cr_assert_eq(st.madv_calls, 0);
+	assert_identity(q);
+	purge_queue_destroy(q);
+}
+
+Test(kernel, auto_path_purges_exactly)
+{
+	purge_exactly(PURGE_MODE_AUTO, 0, 1024);
+	purge_exactly(PURGE_MODE_AUTO, PURGE_NO_COALESCE, 3);
+}
+
+Test(kernel, vectored_path_purges_exactly)
+{
+	purge_exactly(PURGE_MODE_VECTORED, 0, 2);
+	purge_exactly(PURGE_MODE_VECTORED, PURGE_NO_COALESCE, 1);
+}
+
+Test(kernel, loop_path_purges_exactly)
+{
+	purge_exactly(PURGE_MODE_LOOP, 0, 1024);
+	purge_exactly(PURGE_MODE_LOOP, PURGE_NO_COALESCE, 1024);
+}
+
+Test(kernel, probe_matches_the_kernel)
+{
+	int b = purge_backend(MADV_DONTNEED);
+	cr_assert(b == PURGE_BACKEND_VECTORED || b == PURGE_BACKEND_LOOP);
+	cr_assert_eq(purge_backend(MADV_DONTNEED), b, "stable");
+	for (int adv = 0; adv < 32; adv++) {
+		int r = purge_backend(adv);
+		bool ours = adv == 0 || adv == MADV_DONTNEED || adv == MADV_FREE ||
+			    adv == MADV_COLD || adv == MADV_PAGEOUT || adv == MADV_DONTNEED_LOCKED;
+		cr_assert_eq(r < 0, !ours, "advice %d -> %d", adv, r);
+	}
+}
+
+/* One unmapped hole and one mlocked range in a batch: both reported with the
+ * kernel's errno; every other range purged; the locked one keeps its bytes. */
+static void bad_ranges(int mode)
+{
+	const size_t n = 40;
+	char *r = map_region(n);
+	purge_queue *q = mkq(mode, 0, 0);
+
+	fill_region(r, n);
+	cr_assert_eq(mlock(r + 20 * PAGE, 4 * PAGE), 0);
+	size_t spans[][2] = {{2, 4}, {10, 4}, {20, 4}, {30, 4}};
+	for (size_t k = 0; k < 4; k++)
+		cr_assert_eq(purge_enqueue(q, r + spans[k][0] * PAGE, spans[k][1] * PAGE), 0);
+	cr_assert_eq(munmap(r + 11 * PAGE, PAGE), 0);
+	cr_assert_eq(purge_flush(q), 2);
+	cr_assert_eq(fails.n, 2);
+	cr_assert_eq(fails.f[0].addr, r + 10 * PAGE);
+	cr_assert_eq(fails.f[0].err, -ENOMEM);
+	cr_assert_eq(fails.f[1].addr, r + 20 * PAGE);
+	cr_assert_eq(fails.f[1].err, -EINVAL);
+	for (size_t i = 0; i < n; i++)
+		if (i < 10 || i >= 14)
+			expect_page(r, i, (i >= 2 && i < 6) || (i >= 30 && i < 34));
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.failed_bytes, 8 * PAGE);
+	cr_assert_eq(st.purged_bytes, 8 * PAGE);
+	assert_identity(q);
+	munlock(r + 20 * PAGE, 4 * PAGE);
+}
+
+Test(kernel, unmapped_and_mlocked_reported_rest_purged_auto)
+{
+	bad_ranges(PURGE_MODE_AUTO);
+}
+
+Test(kernel, unmapped_and_mlocked_reported_rest_purged_vectored)
+{
+	bad_ranges(PURGE_MODE_VECTORED);
+}
+
+Test(kernel, unmapped_and_mlocked_reported_rest_purged_loop)
+{
+	bad_ranges(PURGE_MODE_LOOP);
+}
+
+Test(kernel, dontneed_locked_purges_mlocked_pages)
+{
+	char *r = map_region(8);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, MADV_DONTNEED_LOCKED, 0);
+
+	fill_region(r, 8);
+	cr_assert_eq(mlock(r, 8 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, r + 2 * PAGE, 3 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t i = 0; i < 8; i++)
+		cr_assert(page_all(r + i * PAGE, i >= 2 && i < 5 ? 0 : pattern_of(i)), "page %zu", i);
+	munlock(r, 8 * PAGE);
+}
+
+Test(kernel, prot_none_ranges_are_purged)
+{
+	char *r = map_region(8);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+
+	fill_region(r, 8);
+	cr_assert_eq(mprotect(r + 2 * PAGE, 2 * PAGE, PROT_NONE), 0);
+	cr_assert_eq(purge_enqueue(q, r + 2 * PAGE, 2 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert(!resident(r + 2 * PAGE));
+	cr_assert_eq(mprotect(r + 2 * PAGE, 2 * PAGE, PROT_READ | PROT_WRITE), 0);
+	for (size_t i = 0; i < 8; i++)
+		expect_page(r, i, i == 2 || i == 3);
+}
+
+/* MADV_FREE: private anon fine; shared and file-backed ranges are EINVAL,
+ * reported, and the others still purged.  No coalescing: mmap may place the
+ * three mappings side by side, and a merged range fails as a whole. */
+static void free_on_shared(int mode)
+{
+	char path[] = "/tmp/purge-test-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_assert_eq(ftruncate(fd, 4 * PAGE), 0);
+	char *file = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	char *shm = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char *anon = map_region(4);
+	cr_assert(file != MAP_FAILED && shm != MAP_FAILED);
+	memset(file, 7, 4 * PAGE), memset(shm, 7, 4 * PAGE), memset(anon, 7, 4 * PAGE);
+	purge_queue *q = mkq(mode, MADV_FREE, PURGE_NO_COALESCE);
+	cr_assert_eq(stats_of(q).zeroed, 0);
+	cr_assert_eq(purge_enqueue(q, file, 4 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, shm, 4 * PAGE), 0);
+	cr_assert_eq(purge_enqueue(q, anon, 4 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 2);
+	for (unsigned i = 0; i < 2; i++) {
+		cr_assert_eq(fails.f[i].err, -EINVAL);
+		cr_assert(fails.f[i].addr == file || fails.f[i].addr == shm);
+	}
+	cr_assert_eq(stats_of(q).purged_bytes, 4 * PAGE);
+	cr_assert(page_all(shm, 7), "shared memory keeps its bytes");
+	assert_identity(q);
+	close(fd);
+}
+
+Test(kernel, free_rejected_on_shared_and_file_auto)
+{
+	free_on_shared(PURGE_MODE_AUTO);
+}
+
+Test(kernel, free_rejected_on_shared_and_file_loop)
+{
+	free_on_shared(PURGE_MODE_LOOP);
+}
+
+/* More than MAX_RW_COUNT in one batch: calls are cut, nothing is left. */
+static void over_two_gib(int mode)
+{
+	const size_t len = 3ul << 30, step = 256ul << 20;
+	char *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	cr_assert_neq(r, MAP_FAILED);
+	purge_queue *q = mkq(mode, 0, 0);
+	for (size_t off = 0; off < len; off += step)
+		r[off + step - 1] = 1, r[off] = 1;
+	for (size_t off = 0; off < len; off += 1ul << 30)
+		cr_assert_eq(purge_enqueue(q, r + off, 1ul << 30), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t off = 0; off < len; off += step) {
+		cr_assert(!resident(r + off) && r[off] == 0, "offset %zu MiB", off >> 20);
+		cr_assert(r[off + step - 1] == 0);
+	}
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.purged_bytes, len);
+	cr_assert_eq(st.short_counts, 0);
+	cr_assert_geq(st.pmadv_calls + st.madv_calls, 2, "cut at MAX_RW_COUNT");
+	munmap(r, len);
+}
+
+Test(kernel, batch_over_two_gib_vectored)
+{
+	over_two_gib(PURGE_MODE_VECTORED);
+}
+
+Test(kernel, batch_over_two_gib_loop)
+{
+	over_two_gib(PURGE_MODE_LOOP);
+}
+
+/* The queue is duplicated by fork(); each process's flush advises its own
+ * mm (PIDFD_SELF names the caller), never the other's. */
+static void fork_case(bool child_flushes)
+{
+	const size_t n = 16;
+	char *r = map_region(n);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+	int go[2];
+
+	fill_region(r, n);
+	cr_assert_eq(purge_enqueue(q, r + 4 * PAGE, 8 * PAGE), 0);
+	cr_assert_eq(pipe(go), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char c;
+		if (child_flushes) {
+			purge_flush(q);
+			for (size_t i = 0; i < n; i++)
+				if (!page_all(r + i * PAGE, i >= 4 && i < 12 ? 0 : pattern_of(i)))
+					_exit(1);
+			_exit(write(go[1], "x", 1) == 1 ? 0 : 2);
+		}
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (size_t i = 0; i < n; i++)
+			if (!page_all(r + i * PAGE, pattern_of(i)))
+				_exit(4);
+		_exit(0);
+	}
+	if (!child_flushes) {
+		cr_assert_eq(purge_flush(q), 0);
+		for (size_t i = 0; i < n; i++)
+			expect_page(r, i, i >= 4 && i < 12);
+		cr_assert_eq(write(go[1], "x", 1), 1);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+	if (child_flushes)
+		for (size_t i = 0; i < n; i++)
+			expect_page(r, i, false);
+}
+
+Test(kernel, fork_child_flush_leaves_parent_alone)
+{
+	fork_case(true);
+}
+
+Test(kernel, fork_parent_flush_leaves_child_alone)
+{
+	fork_case(false);
+}
+
+Test(kernel, destroy_flushes_pending)
+{
+	char *r = map_region(4);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+
+	fill_region(r, 4);
+	cr_assert_eq(purge_enqueue(q, r + PAGE, 2 * PAGE), 0);
+	cr_assert_eq(purge_queue_destroy(q), 0);
+	for (size_t i = 0; i < 4; i++)
+		expect_page(r, i, i == 1 || i == 2);
+}
+
+Test(kernel, caller_memory_queue)
+{
+	static char mem[1 << 16] __attribute__((aligned(64)));
+	struct purge_config cfg = {.capacity = 64};
+	purge_queue *q;
+	char *r = map_region(4);
+
+	cr_assert_leq(purge_queue_bytes(64), sizeof(mem));
+	cr_assert_eq(purge_queue_init(&q, mem, sizeof(mem), &cfg), 0);
+	fill_region(r, 4);
+	cr_assert_eq(purge_enqueue(q, r, PAGE), 0);
+	cr_assert_eq(purge_queue_destroy(q), 0);
+	expect_page(r, 0, true);
+	expect_page(r, 1, false);
+}
