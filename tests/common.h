@@ -4,6 +4,7 @@
 #define TESTS_COMMON_H
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -31,6 +32,24 @@ static inline void record_failure(void *arg, void *addr, size_t len, int err)
 	fl->f[fl->n].len = len;
 	fl->f[fl->n].err = err;
 	fl->n++;
+}
+
+/* Queue memory for the fake-kernel suites, freed by test_free_all(). */
+static void *test_allocs[64];
+static unsigned test_nallocs;
+
+static inline void *test_alloc(size_t bytes)
+{
+	cr_assert_lt(test_nallocs, 64);
+	void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	cr_assert_not_null(p);
+	return test_allocs[test_nallocs++] = p;
+}
+
+static inline void test_free_all(void)
+{
+	while (test_nallocs)
+		free(test_allocs[--test_nallocs]);
 }
 
 /* enqueued = purged + cancelled + failed + pending, always */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "fake_kernel.h"
@@ -39,6 +40,8 @@ static int apply(struct fake_kernel *fk, uintptr_t a, size_t len)
 			continue;
 		}
 		fk->purged[i]++;
+		if (fk->zero_memory)
+			memset((void *)(a + off), 0, fk->page);
 	}
 	return err;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A fake kernel behind the library's backend table.  It never touches memory:
- * it counts, per page of a pretend region, how often each page was purged,
- * and fails, truncates or refuses exactly as told.  Modelled on the kernel
+ * A fake kernel behind the library's backend table.  It counts, per page of
+ * a pretend region, how often each page was purged, and fails, truncates or
+ * refuses exactly as told.  It touches memory only when `zero_memory` is set
+ * (the region is then real): a purged page is zeroed, like MADV_DONTNEED.  Modelled on the kernel
  * facts in shared/kernel-notes.md §4 (partial returns, MAX_RW_COUNT).
  */
 #ifndef FAKE_KERNEL_H
@@ -29,6 +30,7 @@ struct fake_kernel {
 	bool madv_refuses_too; /* EPERM on madvise as well (sealed) */
 	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */
 	bool truncate;    /* clamp a call at MAX_RW_COUNT like the kernel */
+	bool zero_memory; /* memset purged pages to 0 (region must be mapped) */
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions;
 	int demote_why;

@@ -26,6 +26,7 @@ static void setup(void)
 static void teardown(void)
 {
 	fake_free(&fk);
+	test_free_all();
 }
 
 TestSuite(fake, .init = setup, .fini = teardown);
@@ -37,7 +38,7 @@ static purge_queue *mkq(struct purge_config *cfg)
 	cfg->on_failure = record_failure;
 	cfg->arg = &fails;
 	size_t bytes = purge_queue_bytes(cfg->capacity);
-	void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	void *mem = test_alloc(bytes);
 	purge_queue *q;
 	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be), 0);
 	return q;
@@ -324,12 +325,11 @@ Test(fake, unknown_locked_advice_is_an_error)
 {
 	struct purge_config cfg = {.advice = MADV_DONTNEED_LOCKED};
 	size_t bytes = purge_queue_bytes(0);
-	void *mem = aligned_alloc(64, bytes);
+	void *mem = test_alloc(bytes);
 	purge_queue *q;
 
 	fk.unknown_advice_mask = 1u << MADV_DONTNEED_LOCKED;
 	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, &cfg, &fk.be), -EOPNOTSUPP);
-	free(mem);
 }
 
 Test(fake, coalesces_adjacent_and_overlapping)

@@ -27,6 +27,7 @@ static void setup(void)
 static void teardown(void)
 {
 	fake_free(&fk);
+	test_free_all();
 }
 
 TestSuite(queue, .init = setup, .fini = teardown);
@@ -38,7 +39,7 @@ static purge_queue *mkq_ret(struct purge_config *cfg, int *ret)
 	cfg->on_failure = record_failure;
 	cfg->arg = &fails;
 	size_t bytes = purge_queue_bytes(cfg->capacity);
-	void *mem = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+	void *mem = test_alloc(bytes);
 	purge_queue *q = NULL;
 	*ret = purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be);
 	return q;
@@ -324,7 +325,7 @@ Test(queue, calls_from_on_failure_are_busy)
 		reentry_q = mkq(&cfg);
 		/* mkq set its own recorder: replace it */
 		size_t bytes = purge_queue_bytes(0);
-		void *mem = aligned_alloc(64, bytes);
+		void *mem = test_alloc(bytes);
 		cfg.on_failure = reenter;
 		cr_assert_eq(purge__queue_init_backend(&reentry_q, mem, bytes, &cfg, &fk.be), 0);
 		fake_fail_page(&fk, pg(0), -ENOMEM);

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads: a PURGE_LOCKED queue shared by 4 threads, and one queue per
+ * thread, each thread doing 100,000 enqueue/cancel/flush operations on pages
+ * it owns.  Accounting must stay exact and live (cancelled) pages must keep
+ * their bytes.  A plain program, not a Criterion suite, so that it also runs
+ * under ThreadSanitizer (Criterion's sandbox cannot start under TSan).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "purge.h"
+
+#define THREADS 4
+#define SLOTS 256 /* pages per thread */
+#define OPS 100000
+
+static size_t page;
+
+#define CHECK(c, ...)                                                                              \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			fprintf(stderr, "stress: " __VA_ARGS__);                                   \
+			fputc('\n', stderr);                                                       \
+			abort();                                                                   \
+		}                                                                                  \
+	} while (0)
+
+struct worker {
+	purge_queue *q;
+	char *r;
+	unsigned seed;
+};
+
+static unsigned next_rand(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+static unsigned char pattern_of(unsigned i)
+{
+	return (unsigned char)(1 + i % 250);
+}
+
+static int intact(const char *p, unsigned char b)
+{
+	return p[0] == (char)b && p[page / 2] == (char)b && p[page - 1] == (char)b;
+}
+
+/* A page is "free" (enqueued, may be purged) or "live" (cancelled, then
+ * written with its pattern, which must survive every later flush). */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	unsigned char live[SLOTS] = {0};
+
+	for (unsigned op = 0; op < OPS; op++) {
+		unsigned i = next_rand(&w->seed) % SLOTS, k = next_rand(&w->seed) % 64;
+		char *p = w->r + (size_t)i * page;
+		if (k < 32 && live[i]) {
+			CHECK(intact(p, pattern_of(i)), "live page %u lost its bytes", i);
+			CHECK(purge_enqueue(w->q, p, page) == 0, "enqueue");
+			live[i] = 0;
+		} else if (k < 63 && !live[i]) {
+			CHECK(purge_cancel(w->q, p, page) == 0, "cancel");
+			memset(p, pattern_of(i), page);
+			live[i] = 1;
+		} else if (k == 63) {
+			CHECK(purge_flush(w->q) >= 0, "flush");
+		}
+	}
+	for (unsigned i = 0; i < SLOTS; i++)
+		if (live[i])
+			CHECK(intact(w->r + (size_t)i * page, pattern_of(i)), "live page %u", i);
+	return NULL;
+}
+
+static void check_accounting(purge_queue *q)
+{
+	struct purge_stats st;
+
+	purge_get_stats(q, &st);
+	CHECK(st.enqueued_bytes ==
+		      st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
+	      "accounting identity broken");
+	CHECK(st.failed_ranges == 0, "%lu ranges failed", (unsigned long)st.failed_ranges);
+	CHECK(st.purged_bytes > 0 && st.cancelled_bytes > 0, "nothing happened");
+}
+
+/* Regions stay mapped until the queues are destroyed: pending ranges in
+ * unmapped memory would (rightly) be reported failed. */
+static struct worker w[THREADS];
+
+static void run(purge_queue **qs)
+{
+	pthread_t t[THREADS];
+
+	for (unsigned i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){qs[i], NULL, i * 7919u + 1};
+		w[i].r = mmap(NULL, SLOTS * page, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(w[i].r != MAP_FAILED, "mmap");
+		CHECK(pthread_create(&t[i], NULL, work, &w[i]) == 0, "pthread_create");
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (unsigned i = 0; i < THREADS; i++)
+		check_accounting(qs[i]);
+}
+
+static void unmap_all(void)
+{
+	for (unsigned i = 0; i < THREADS; i++)
+		munmap(w[i].r, SLOTS * page);
+}
+
+int main(void)
+{
+	struct purge_config locked = {.flags = PURGE_LOCKED, .capacity = 64};
+	purge_queue *shared, *qs[THREADS];
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	CHECK(purge_queue_create(&shared, &locked) == 0, "create");
+	for (unsigned i = 0; i < THREADS; i++)
+		qs[i] = shared;
+	run(qs);
+	int ret = purge_queue_destroy(shared);
+	CHECK(ret == 0, "destroy: %d", ret);
+	unmap_all();
+	printf("one locked queue, %d threads x %d operations: ok\n", THREADS, OPS);
+
+	for (unsigned i = 0; i < THREADS; i++)
+		CHECK(purge_queue_create(&qs[i], NULL) == 0, "create");
+	run(qs);
+	for (unsigned i = 0; i < THREADS; i++)
+		CHECK(purge_queue_destroy(qs[i]) == 0, "destroy");
+	unmap_all();
+	printf("one queue per thread, %d threads x %d operations: ok\n", THREADS, OPS);
+	printf("2 passed, 0 failed\n");
+	return 0;
+}
