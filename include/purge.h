@@ -5,8 +5,8 @@
  * loop where that is not available.  This header is the documentation.
  *
  * Conventions (liburing style):
- *  - every function returns 0 (or a documented non-negative value) or a
- *    negative errno; none of them changes errno;
+ *  - every int function returns 0 (or a documented non-negative value) or
+ *    a negative errno; no function changes errno;
  *  - the library never calls malloc/free, creates no thread and installs no
  *    signal handler: it is safe to call from inside an allocator;
  *  - a queue is owned by one thread at a time unless it was created with
@@ -67,15 +67,22 @@ struct purge_config {
 	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
 	                             the oldest pending range is older; 0 = none */
 	size_t max_call_bytes;    /* bytes per syscall at most (bounds mmap_lock
-	                             hold time), rounded down to whole pages;
-	                             0 = the kernel's limit (MAX_RW_COUNT) */
+	                             hold time), rounded down to whole pages, at
+	                             least one page; 0 = the kernel's limit
+	                             (MAX_RW_COUNT, 2 GiB - 4 KiB) */
 	unsigned flags; /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED */
 	int mode;       /* PURGE_MODE_*; AUTO = $PURGE_MODE if valid, else AUTO */
 	/* Called once for every range that was NOT purged, with a negative
 	 * errno (-ENOMEM: hole in the range, -EINVAL: locked, PFNMAP, or
-	 * MADV_FREE on a non-anonymous mapping, -EPERM: sealed, ...).  The
-	 * queue is busy while it runs: calls on the same queue from inside it
-	 * return -EBUSY. */
+	 * MADV_FREE on a non-anonymous mapping, -EPERM: sealed, -ENOSYS etc.:
+	 * process_madvise refused in PURGE_MODE_VECTORED, -EIO: the kernel
+	 * returned a count that names no range).  The range is what was
+	 * submitted: neighbours merged by coalescing, or one max_call_bytes
+	 * piece of a longer range.  Parts of it may have been purged (the
+	 * kernel advises around a hole): treat it as "not known to be zero".
+	 * The config is copied at init; the callback runs inside the library
+	 * call that flushed, with the queue busy: calls on the same queue from
+	 * inside it return -EBUSY. */
 	void (*on_failure)(void *arg, void *addr, size_t len, int err);
 	void *arg;
 };
@@ -108,14 +115,19 @@ struct purge_stats {
 };
 
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default).  Returns 0 when capacity is too large to represent. */
+ * (0 = default): 24 bytes a range plus a small header.  Returns 0 when
+ * capacity exceeds 16777215 (the largest a queue takes). */
 size_t purge_queue_bytes(unsigned capacity);
 
 /* Build a queue inside caller memory `mem` of `size` bytes (at least
  * purge_queue_bytes(capacity), aligned to 16 bytes).  The memory must stay
- * valid until purge_queue_destroy().  Returns 0, -EINVAL (bad argument or
- * config), -ENOSPC (mem too small) or -EOPNOTSUPP (advice unknown to this
- * kernel, e.g. MADV_DONTNEED_LOCKED before 5.18). */
+ * valid until purge_queue_destroy().  Makes two system calls: madvise(NULL,
+ * 0, advice) to check that the kernel knows the advice (MADV_FREE unknown:
+ * the queue uses MADV_DONTNEED and says so in its stats), and, in
+ * PURGE_MODE_AUTO, the process-wide probe of purge_backend() the first time.
+ * Returns 0, -EINVAL (bad argument or config), -ENOSPC (mem too small) or
+ * -EOPNOTSUPP (advice unknown to this kernel, e.g. MADV_DONTNEED_LOCKED
+ * before 5.18). */
 int purge_queue_init(purge_queue **qp, void *mem, size_t size, const struct purge_config *cfg);
 
 /* Same as purge_queue_init() with storage from mmap.  Also -ENOMEM. */
@@ -132,7 +144,9 @@ int purge_queue_destroy(purge_queue *q);
  * len == 0 is a no-op.  Without PURGE_TRIM, addr and len must be page
  * multiples; with it the range is shrunk inward (and a range with no whole
  * page is a no-op).  Returns 0, or -EINVAL (NULL queue or address, unaligned,
- * addr+len overflows or leaves user space), -EBUSY (called from on_failure).
+ * addr+len overflows or passes the architecture's largest user address:
+ * 2^56 on x86_64, where a 4-level machine stops at 2^47 and such a range
+ * fails at flush time instead), -EBUSY (called from on_failure).
  * Failures of an automatic flush are reported through stats and on_failure,
  * not through this return value. */
 int purge_enqueue(purge_queue *q, void *addr, size_t len);
@@ -140,15 +154,16 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len);
 /* Remove every pending byte in [addr, addr+len): ranges inside it are
  * dropped, ranges overlapping it are trimmed or split.  Afterwards no byte
  * of the interval is purged by this queue.  Call it before reusing memory.
- * Unaligned bounds are widened outward to pages (never purge too much).
- * Returns 0, -EINVAL or -EBUSY.  May purge the far part of a split range
- * at once when the queue has no free slot (rare: overlapping pending
- * ranges). */
+ * Unaligned bounds are widened outward to pages (never purge too much);
+ * len == 0 is a no-op.  Returns 0, -EINVAL (NULL queue, addr+len overflows)
+ * or -EBUSY.  A split needs a free slot: when the queue is full, the far
+ * part of the split range is purged at once instead (it was enqueued and is
+ * outside the interval, so this is only early, never wrong). */
 int purge_cancel(purge_queue *q, void *addr, size_t len);
 
 /* Coalesce and purge everything pending.  Every pending byte ends purged or
- * reported failed.  Returns the number of ranges reported failed (>= 0), or
- * -EINVAL (NULL), -EBUSY (called from on_failure). */
+ * reported failed.  Returns the number of on_failure reports it made (>= 0),
+ * or -EINVAL (NULL), -EBUSY (called from on_failure). */
 int purge_flush(purge_queue *q);
 
 /* Iovecs per process_madvise call for the next flushes, 1..PURGE_BATCH_MAX.
@@ -156,12 +171,13 @@ int purge_flush(purge_queue *q);
 int purge_set_batch(purge_queue *q, unsigned batch);
 unsigned purge_get_batch(const purge_queue *q); /* 0 for a NULL queue */
 
-/* Snapshot of the queue's counters. */
+/* Snapshot of the queue's counters; all zero for a NULL queue. */
 void purge_get_stats(const purge_queue *q, struct purge_stats *out);
 
-/* The path this process uses for `advice` in PURGE_MODE_AUTO:
- * PURGE_BACKEND_VECTORED or PURGE_BACKEND_LOOP (runs the one-time probe;
- * honours PURGE_MODE=loop).  -EINVAL for an advice the library does not
+/* The path this process uses for `advice` (0 = MADV_DONTNEED) in
+ * PURGE_MODE_AUTO: PURGE_BACKEND_VECTORED or PURGE_BACKEND_LOOP.  Runs the
+ * one-time probe (a real one-page process_madvise on a scratch page) and
+ * honours PURGE_MODE=loop.  -EINVAL for an advice the library does not
  * take. */
 int purge_backend(int advice);
 

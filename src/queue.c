@@ -189,8 +189,8 @@ static void cancelled(purge_queue *q, size_t bytes)
 }
 
 /* [s, e) strictly inside v[i]: keep the left part in place, queue the right
- * part in a free slot, or purge it now when there is none (only possible
- * when pending ranges overlap, so one cancel splits several). */
+ * part in a free slot, or purge it now when the queue is full (a split can
+ * fill the last slot; enqueue flushes a full queue before appending). */
 static void split(purge_queue *q, unsigned i, uintptr_t s, uintptr_t e)
 {
 	uintptr_t b = (uintptr_t)q->v[i].iov_base, end = b + q->v[i].iov_len;

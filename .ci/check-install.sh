@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install a configured build into a scratch DESTDIR and use it the way a
+# distribution's user would: find the header and the library through
+# pkg-config only, build .ci/consumer.c shared and static, and run both.
+# Usage: .ci/check-install.sh BUILDDIR     (CC overrides the compiler)
+set -euo pipefail
+
+build=${1:?usage: $0 BUILDDIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cc=${CC:-cc}
+die() { echo "check-install: $*" >&2; exit 1; }
+
+[ -f "$build/meson-info/meson-info.json" ] || die "$build is not a meson build directory"
+build=$(cd "$build" && pwd)
+dest=$(mktemp -d "${TMPDIR:-/tmp}/purge-install.XXXXXX")
+trap 'rm -rf "$dest"' EXIT
+
+meson install -C "$build" --destdir "$dest" --quiet ||
+	die "meson install failed"
+
+# Where meson put things, from the build's own options.
+read -r prefix libdir includedir mandir man < <(meson introspect "$build" --buildoptions |
+	python3 -c 'import json, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+print(o["prefix"], o["libdir"], o["includedir"], o["mandir"], o.get("man", False))')
+abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
+libdir=$(abs "$libdir")
+includedir=$(abs "$includedir")
+mandir=$(abs "$mandir")
+
+for f in "$includedir/purge.h" "$libdir/pkgconfig/purge.pc" "$libdir/libpurge.a"; do
+	[ -f "$dest$f" ] || die "not installed: $f"
+done
+ls "$dest$libdir"/libpurge.so.* >/dev/null 2>&1 || die "not installed: $libdir/libpurge.so.*"
+if [ "$man" = True ]; then
+	for p in "$root"/man/*.[1-9]; do
+		n=$(basename "$p")
+		[ -f "$dest$mandir/man${n##*.}/$n" ] || die "man page not installed: $n"
+	done
+	# and the links that man/meson.build makes with install_symlink()
+	links=$(grep -oE "install_symlink\('[^']+'" "$root/man/meson.build" | cut -d"'" -f2)
+	while read -r n; do
+		[ -z "$n" ] || [ -e "$dest$mandir/man${n##*.}/$n" ] ||
+			die "man page link not installed: $n"
+	done <<<"$links"
+fi
+
+# pkg-config sees only the staged tree: LIBDIR replaces the system search
+# path, SYSROOT prefixes every -I and -L with $dest.  System flags are kept
+# so that a /usr prefix is not silently dropped.
+export PKG_CONFIG_LIBDIR="$dest$libdir/pkgconfig"
+export PKG_CONFIG_PATH=""
+export PKG_CONFIG_SYSROOT_DIR="$dest"
+export PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1
+cflags=$(pkg-config --cflags purge) || die "pkg-config does not find purge"
+libs=$(pkg-config --libs purge)
+static_libs=$(pkg-config --static --libs purge)
+echo "check-install: cflags: $cflags"
+echo "check-install: libs: $libs | static: $static_libs"
+
+out="$dest/consumer"
+mkdir -p "$out"
+warn=(-std=gnu11 -Wall -Wextra -Werror)
+
+# The header must come from the staged tree, not from a system copy.
+# shellcheck disable=SC2086
+deps=$("$cc" "${warn[@]}" $cflags -M "$root/.ci/consumer.c") || die "cannot preprocess consumer.c"
+grep -q "$dest$includedir/purge.h" <<<"$deps" ||
+	die "purge.h was not found through pkg-config in $dest"
+
+# Shared: link through pkg-config, run with the staged library.
+# shellcheck disable=SC2086
+"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/shared" $libs ||
+	die "shared link failed"
+loaded=$(LD_LIBRARY_PATH="$dest$libdir" ldd "$out/shared")
+grep -q "$dest$libdir/libpurge.so" <<<"$loaded" ||
+	die "the shared consumer does not load the staged libpurge.so"
+LD_LIBRARY_PATH="$dest$libdir" "$out/shared" || die "shared consumer failed"
+
+# Static: pkg-config --static for the private libraries, and libpurge.a in
+# place of -lpurge (the linker would pick the .so beside it).
+static_libs=$(sed -E 's/(^| )-lpurge( |$)/\1-l:libpurge.a\2/' <<<"$static_libs")
+# shellcheck disable=SC2086
+"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/static" $static_libs ||
+	die "static link failed"
+if grep -q 'NEEDED.*libpurge' <<<"$(readelf -d "$out/static")"; then
+	die "the static consumer still needs libpurge.so"
+fi
+env -u LD_LIBRARY_PATH "$out/static" || die "static consumer failed"
+
+echo "check-install: ok (prefix $prefix, libdir $libdir)"
