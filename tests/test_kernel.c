@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -337,4 +339,90 @@ Test(kernel, caller_memory_queue)
 	cr_assert_eq(purge_queue_destroy(q), 0);
 	expect_page(r, 0, true);
 	expect_page(r, 1, false);
+}
+
+/* Sealed memory (mseal, Linux 6.10+): discard advice on a sealed read-only
+ * private mapping is EPERM, for madvise and process_madvise alike.  That is a
+ * bad range, not a refused system call: reported, the path stays vectored. */
+#ifndef SYS_mseal
+#define SYS_mseal 462
+#endif
+static void sealed(int mode, size_t where)
+{
+	const size_t n = 12;
+	char *r = map_region(n);
+	purge_queue *q = mkq(mode, 0, 0);
+
+	fill_region(r, n);
+	char *s = r + 4 * where * PAGE;
+	cr_assert_eq(mprotect(s, 2 * PAGE, PROT_READ), 0);
+	if (syscall(SYS_mseal, s, 2 * PAGE, 0) != 0)
+		cr_skip_test("mseal() not available (Linux 6.10+, 64-bit): %s", strerror(errno));
+	for (size_t k = 0; k < 3; k++)
+		cr_assert_eq(purge_enqueue(q, r + 4 * k * PAGE, 2 * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1);
+	cr_assert_eq(fails.f[0].addr, s);
+	cr_assert_eq(fails.f[0].err, -EPERM);
+	for (size_t i = 0; i < n; i++)
+		expect_page(r, i, i % 4 < 2 && i / 4 != where);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.fallbacks, 0);
+	cr_assert_eq(purge_backend(MADV_DONTNEED), vectored_here() ? PURGE_BACKEND_VECTORED
+								   : PURGE_BACKEND_LOOP);
+	assert_identity(q);
+}
+
+Test(kernel, sealed_first_range_auto)
+{
+	sealed(PURGE_MODE_AUTO, 0);
+}
+
+Test(kernel, sealed_middle_range_auto)
+{
+	sealed(PURGE_MODE_AUTO, 1);
+}
+
+Test(kernel, sealed_middle_range_loop)
+{
+	sealed(PURGE_MODE_LOOP, 1);
+}
+
+/* hugetlb: a whole huge page is purged; its neighbour keeps its bytes.  Needs
+ * reserved huge pages (vm.nr_hugepages; .ci/run reserves a few). */
+Test(kernel, hugetlb_whole_huge_pages)
+{
+	const size_t huge = 2ul << 20;
+	char *h = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (h == MAP_FAILED)
+		cr_skip_test("no 2 MiB huge pages to map (vm.nr_hugepages is 0?): %s",
+			     strerror(errno));
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+	memset(h, 0x5a, 2 * huge);
+	cr_assert_eq(purge_enqueue(q, h + huge, huge), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(h[huge], 0);
+	cr_assert_eq(h[2 * huge - 1], 0);
+	cr_assert_eq(h[0], 0x5a);
+	cr_assert_eq(h[huge - 1], 0x5a);
+	munmap(h, 2 * huge);
+}
+
+/* Only whole huge pages are discarded (the kernel rounds the end down): a
+ * 4 KiB range inside one is "advised" yet frees and zeroes nothing.  The
+ * library counts advised bytes, so it reports it purged: documented. */
+Test(kernel, hugetlb_sub_page_range_is_a_silent_no_op)
+{
+	const size_t huge = 2ul << 20;
+	char *h = mmap(NULL, huge, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (h == MAP_FAILED)
+		cr_skip_test("no 2 MiB huge pages to map (vm.nr_hugepages is 0?): %s",
+			     strerror(errno));
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+	memset(h, 0x5a, huge);
+	cr_assert_eq(purge_enqueue(q, h, PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(h[0], 0x5a, "the kernel left the huge page alone");
+	munmap(h, huge);
 }
