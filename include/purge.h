@@ -28,26 +28,26 @@ extern "C" {
 /* The kernel's limit on iovecs per process_madvise call (UIO_MAXIOV). */
 #define PURGE_BATCH_MAX 1024
 /* Defaults used when a config field is 0 (chosen from tools/purge-bench). */
-#define PURGE_DEFAULT_BATCH 1024
+#define PURGE_DEFAULT_BATCH    1024
 #define PURGE_DEFAULT_CAPACITY 1024
 
 /* purge_config.flags */
 #define PURGE_NO_COALESCE (1u << 0) /* submit ranges as enqueued: no sort, no merge */
-#define PURGE_TRIM (1u << 1)        /* shrink unaligned ranges inward to whole pages */
-#define PURGE_LOCKED (1u << 2)      /* internal lock: calls from many threads are safe */
+#define PURGE_TRIM        (1u << 1) /* shrink unaligned ranges inward to whole pages */
+#define PURGE_LOCKED      (1u << 2) /* internal lock: calls from many threads are safe */
 
 /* purge_config.mode */
-#define PURGE_MODE_AUTO 0     /* process_madvise where the probe allows it, else the loop */
+#define PURGE_MODE_AUTO     0 /* process_madvise where the probe allows it, else the loop */
 #define PURGE_MODE_VECTORED 1 /* process_madvise only: a refusal is reported as failures */
-#define PURGE_MODE_LOOP 2     /* one madvise() per range */
+#define PURGE_MODE_LOOP     2 /* one madvise() per range */
 
 /* purge_backend() and purge_stats.backend */
 #define PURGE_BACKEND_VECTORED 1
-#define PURGE_BACKEND_LOOP 2
+#define PURGE_BACKEND_LOOP     2
 
 /* purge_stats.env_ignored: environment knobs that were set but invalid */
 #define PURGE_ENV_BATCH (1u << 0)
-#define PURGE_ENV_MODE (1u << 1)
+#define PURGE_ENV_MODE  (1u << 1)
 
 typedef struct purge_queue purge_queue; /* opaque */
 
@@ -56,12 +56,12 @@ typedef struct purge_queue purge_queue; /* opaque */
  * documented defaults.
  */
 struct purge_config {
-	int advice;   /* 0 = MADV_DONTNEED; also MADV_FREE, MADV_DONTNEED_LOCKED,
-	                 MADV_COLD, MADV_PAGEOUT.  Anything else: -EINVAL. */
-	unsigned batch;    /* iovecs per process_madvise call, 1..1024;
-	                      0 = $PURGE_BATCH if valid, else PURGE_DEFAULT_BATCH */
-	unsigned capacity; /* pending ranges held before an automatic flush;
-	                      0 = PURGE_DEFAULT_CAPACITY */
+	int advice;               /* 0 = MADV_DONTNEED; also MADV_FREE, MADV_DONTNEED_LOCKED,
+	                             MADV_COLD, MADV_PAGEOUT.  Anything else: -EINVAL. */
+	unsigned batch;           /* iovecs per process_madvise call, 1..1024;
+	                             0 = $PURGE_BATCH if valid, else PURGE_DEFAULT_BATCH */
+	unsigned capacity;        /* pending ranges held before an automatic flush;
+	                             0 = PURGE_DEFAULT_CAPACITY */
 	size_t max_pending_bytes; /* automatic flush once pending bytes exceed
 	                             this; 0 = no limit */
 	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
@@ -70,8 +70,8 @@ struct purge_config {
 	                             hold time), rounded down to whole pages, at
 	                             least one page; 0 = the kernel's limit
 	                             (MAX_RW_COUNT, 2 GiB - 4 KiB) */
-	unsigned flags; /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED */
-	int mode;       /* PURGE_MODE_*; AUTO = $PURGE_MODE if valid, else AUTO */
+	unsigned flags;           /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED */
+	int mode;                 /* PURGE_MODE_*; AUTO = $PURGE_MODE if valid, else AUTO */
 	/* Called once for every range that was NOT purged, with a negative
 	 * errno (-ENOMEM: hole in the range, -EINVAL: locked, PFNMAP, or
 	 * MADV_FREE on a non-anonymous mapping, -EPERM: sealed, -ENOSYS etc.:
@@ -103,14 +103,14 @@ struct purge_stats {
 	uint64_t purged_bytes;    /* accepted by the kernel */
 	uint64_t failed_ranges;   /* reported through on_failure */
 	uint64_t failed_bytes;
-	uint64_t pending_ranges;  /* waiting for a flush */
+	uint64_t pending_ranges; /* waiting for a flush */
 	uint64_t pending_bytes;
-	int advice;   /* the advice in effect (MADV_DONTNEED when MADV_FREE was
-	                 asked for on a kernel without it) */
-	int backend;  /* PURGE_BACKEND_* this queue uses now */
-	int zeroed;   /* 1: purged private anonymous pages read back as zero
-	                 (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
-	                 written (MADV_FREE) or kept (COLD, PAGEOUT) */
+	int advice;           /* the advice in effect (MADV_DONTNEED when MADV_FREE was
+	                         asked for on a kernel without it) */
+	int backend;          /* PURGE_BACKEND_* this queue uses now */
+	int zeroed;           /* 1: purged private anonymous pages read back as zero
+	                         (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
+	                         written (MADV_FREE) or kept (COLD, PAGEOUT) */
 	unsigned env_ignored; /* PURGE_ENV_* knobs that were set but invalid */
 };
 

@@ -74,8 +74,7 @@ int purge_queue_destroy(purge_queue *q)
 }
 
 /* Runs op under the queue's lock unless the queue is inside a flush. */
-static int guarded(purge_queue *q, int (*op)(purge_queue *, void *, size_t), void *addr,
-		   size_t len)
+static int guarded(purge_queue *q, int (*op)(purge_queue *, void *, size_t), void *addr, size_t len)
 {
 	int saved = errno, ret;
 

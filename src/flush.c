@@ -79,8 +79,8 @@ static void loop_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t i, 
 
 	for (; i < n; i++) {
 		while (v[i].iov_len) {
-			size_t len = v[i].iov_len < q->set.call_bytes ? v[i].iov_len
-								      : q->set.call_bytes;
+			size_t len =
+			    v[i].iov_len < q->set.call_bytes ? v[i].iov_len : q->set.call_bytes;
 			q->st.madv_calls++;
 			int err = be->madv(be->ctx, v[i].iov_base, len, q->set.advice);
 			consume(q, v, dup, i, len, err);
@@ -107,7 +107,7 @@ static size_t refuse(purge_queue *q, struct iovec *v, size_t *dup, size_t i, siz
 }
 
 static void plan_call(const purge_queue *q, const struct iovec *v, size_t i, size_t n,
-		      struct call *c)
+                      struct call *c)
 {
 	size_t cap = q->set.call_bytes;
 
@@ -144,7 +144,7 @@ static ssize_t submit(purge_queue *q, struct iovec *v, const struct call *c)
 /* Settle the iovecs wholly inside the first `done` bytes; returns the index
  * of the first one that is not (the failing iovec of a short count). */
 static size_t settle_prefix(purge_queue *q, struct iovec *v, size_t *dup, const struct call *c,
-			    size_t done)
+                            size_t done)
 {
 	size_t j = c->first, end = c->first + c->cnt;
 
@@ -158,7 +158,7 @@ static size_t settle_prefix(purge_queue *q, struct iovec *v, size_t *dup, const 
 /* Settle iov[j] of the call; returns where to go on from: j itself, which
  * still holds the rest of a cut range, or is empty and skipped. */
 static size_t settle_one(purge_queue *q, struct iovec *v, size_t *dup, const struct call *c,
-			 size_t j, int err)
+                         size_t j, int err)
 {
 	consume(q, v, dup, j, piece_len(v, c, j), err);
 	return j;
@@ -167,7 +167,7 @@ static size_t settle_one(purge_queue *q, struct iovec *v, size_t *dup, const str
 /* process_madvise returned -1: errno is about the whole call or iov[0]
  * (kernel-notes §9.7).  Returns the next entry to submit. */
 static size_t settle_error(purge_queue *q, struct iovec *v, size_t *dup, size_t n,
-			   const struct call *c, int err)
+                           const struct call *c, int err)
 {
 	size_t j = c->first;
 	struct iovec p0 = {v[j].iov_base, piece_len(v, c, j)};
@@ -194,8 +194,8 @@ static size_t settle_error(purge_queue *q, struct iovec *v, size_t *dup, size_t 
 }
 
 /* Returns the entry to go on from (settled ones are empty and skipped). */
-static size_t settle(purge_queue *q, struct iovec *v, size_t *dup, size_t n,
-		     const struct call *c, ssize_t ret)
+static size_t settle(purge_queue *q, struct iovec *v, size_t *dup, size_t n, const struct call *c,
+                     ssize_t ret)
 {
 	if (ret < 0)
 		return settle_error(q, v, dup, n, c, (int)ret);

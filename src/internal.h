@@ -58,9 +58,9 @@ struct purge_queue {
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
-	unsigned count;   /* pending entries in v[0..count) */
-	bool busy;        /* inside a flush: re-entry answers -EBUSY */
-	bool locked;      /* set.flags & PURGE_LOCKED */
+	unsigned count; /* pending entries in v[0..count) */
+	bool busy;      /* inside a flush: re-entry answers -EBUSY */
+	bool locked;    /* set.flags & PURGE_LOCKED */
 	bool zeroed;
 	int backend;      /* PURGE_BACKEND_* in use */
 	size_t map_len;   /* non-zero when the storage came from mmap */
@@ -81,7 +81,7 @@ bool purge__advice_zeroes(int advice);
 
 /* queue.c: bookkeeping, no system calls */
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-			      const struct purge_config *cfg, const struct purge__backend *be);
+                              const struct purge_config *cfg, const struct purge__backend *be);
 int purge__enqueue(purge_queue *q, void *addr, size_t len);
 int purge__cancel(purge_queue *q, void *addr, size_t len);
 unsigned purge__coalesce(purge_queue *q);

@@ -69,7 +69,7 @@ static int init_lock(purge_queue *q)
 }
 
 static void init_fields(purge_queue *q, void *mem, const struct purge__settings *set,
-			const struct purge__backend *be)
+                        const struct purge__backend *be)
 {
 	memset(q, 0, sizeof(*q));
 	q->set = *set;
@@ -81,7 +81,7 @@ static void init_fields(purge_queue *q, void *mem, const struct purge__settings 
 }
 
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-			      const struct purge_config *cfg, const struct purge__backend *be)
+                              const struct purge_config *cfg, const struct purge__backend *be)
 {
 	struct purge__settings set;
 	int ret;
@@ -106,8 +106,8 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 	if (q->set.mode == PURGE_MODE_AUTO)
 		q->backend = be->path(be->ctx, q->set.advice, &why);
 	else
-		q->backend = q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP
-							    : PURGE_BACKEND_VECTORED;
+		q->backend =
+		    q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP : PURGE_BACKEND_VECTORED;
 	*qp = q;
 	return 0;
 }

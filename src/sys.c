@@ -57,7 +57,7 @@ int purge__probe(int advice, int *why)
 		int expect = 0;
 		/* a concurrent demotion wins over our older view */
 		if (!atomic_compare_exchange_strong(&probe_state[advice], &expect,
-						    state_pack(got, w)))
+		                                    state_pack(got, w)))
 			got = expect & 0xff, w = -(expect >> 8);
 		*why = w;
 		return got;
@@ -92,11 +92,11 @@ static int sys_madv(void *ctx, void *addr, size_t len, int advice)
 }
 
 const struct purge__backend purge__sys_backend = {
-	.pmadv = sys_pmadv,
-	.madv = sys_madv,
-	.path = sys_path,
-	.demote = sys_demote,
-	.ctx = NULL,
+    .pmadv = sys_pmadv,
+    .madv = sys_madv,
+    .path = sys_path,
+    .demote = sys_demote,
+    .ctx = NULL,
 };
 
 uint64_t purge__now_ns(void)

@@ -10,7 +10,7 @@
 
 #include "purge.h"
 
-#define PAGE ((size_t)sysconf(_SC_PAGESIZE))
+#define PAGE      ((size_t)sysconf(_SC_PAGESIZE))
 #define MAX_FAILS 4096
 
 /* Every on_failure report, in order. */
@@ -59,11 +59,11 @@ static inline void assert_identity(const purge_queue *q)
 
 	purge_get_stats(q, &st);
 	cr_assert_eq(st.enqueued_bytes,
-		     st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
-		     "enqueued %lu != purged %lu + cancelled %lu + failed %lu + pending %lu",
-		     (unsigned long)st.enqueued_bytes, (unsigned long)st.purged_bytes,
-		     (unsigned long)st.cancelled_bytes, (unsigned long)st.failed_bytes,
-		     (unsigned long)st.pending_bytes);
+	             st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
+	             "enqueued %lu != purged %lu + cancelled %lu + failed %lu + pending %lu",
+	             (unsigned long)st.enqueued_bytes, (unsigned long)st.purged_bytes,
+	             (unsigned long)st.cancelled_bytes, (unsigned long)st.failed_bytes,
+	             (unsigned long)st.pending_bytes);
 }
 
 static inline struct purge_stats stats_of(const purge_queue *q)

@@ -112,13 +112,13 @@ static void fake_demote(void *ctx, int advice, int why)
 void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
 {
 	*fk = (struct fake_kernel){
-		.base = base,
-		.npages = npages,
-		.page = (size_t)sysconf(_SC_PAGESIZE),
-		.purged = calloc(npages, sizeof(uint16_t)),
-		.fail = calloc(npages, sizeof(int)),
-		.path = PURGE_BACKEND_VECTORED,
-		.truncate = true,
+	    .base = base,
+	    .npages = npages,
+	    .page = (size_t)sysconf(_SC_PAGESIZE),
+	    .purged = calloc(npages, sizeof(uint16_t)),
+	    .fail = calloc(npages, sizeof(int)),
+	    .path = PURGE_BACKEND_VECTORED,
+	    .truncate = true,
 	};
 	fk->be = (struct purge__backend){fake_pmadv, fake_madv, fake_path, fake_demote, fk};
 }

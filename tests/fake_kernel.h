@@ -17,20 +17,20 @@
 #include "internal.h"
 
 struct fake_kernel {
-	uintptr_t base;   /* pretend region: [base, base + npages * page) */
+	uintptr_t base; /* pretend region: [base, base + npages * page) */
 	size_t npages;
 	size_t page;
 	uint16_t *purged; /* times each page was purged */
 	int *fail;        /* negative errno for a page that cannot be advised */
 	/* process_madvise behaviour */
-	int path;         /* what the probe says: PURGE_BACKEND_* */
+	int path; /* what the probe says: PURGE_BACKEND_* */
 	int path_why;
-	int refuse;       /* negative errno for every call once calls >= refuse_after */
+	int refuse; /* negative errno for every call once calls >= refuse_after */
 	unsigned refuse_after;
-	bool madv_refuses_too; /* EPERM on madvise as well (sealed) */
+	bool madv_refuses_too;        /* EPERM on madvise as well (sealed) */
 	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */
-	bool truncate;    /* clamp a call at MAX_RW_COUNT like the kernel */
-	bool zero_memory; /* memset purged pages to 0 (region must be mapped) */
+	bool truncate;                /* clamp a call at MAX_RW_COUNT like the kernel */
+	bool zero_memory;             /* memset purged pages to 0 (region must be mapped) */
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions;
 	int demote_why;

@@ -31,7 +31,7 @@ static inline char *map_region(size_t npages)
 {
 	size_t page = PAGE;
 	char *p = mmap(NULL, (npages + 2) * page, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(p, MAP_FAILED);
 	mprotect(p, page, PROT_NONE);
 	mprotect(p + (npages + 1) * page, page, PROT_NONE);

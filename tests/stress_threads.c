@@ -16,8 +16,8 @@
 #include "purge.h"
 
 #define THREADS 4
-#define SLOTS 256 /* pages per thread */
-#define OPS 100000
+#define SLOTS   256 /* pages per thread */
+#define OPS     100000
 
 static size_t page;
 
@@ -86,7 +86,7 @@ static void check_accounting(purge_queue *q)
 
 	purge_get_stats(q, &st);
 	CHECK(st.enqueued_bytes ==
-		      st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
+	          st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
 	      "accounting identity broken");
 	CHECK(st.failed_ranges == 0, "%lu ranges failed", (unsigned long)st.failed_ranges);
 	CHECK(st.purged_bytes > 0 && st.cancelled_bytes > 0, "nothing happened");
@@ -103,7 +103,7 @@ static void run(purge_queue **qs)
 	for (unsigned i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){qs[i], NULL, i * 7919u + 1};
 		w[i].r = mmap(NULL, SLOTS * page, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(w[i].r != MAP_FAILED, "mmap");
 		CHECK(pthread_create(&t[i], NULL, work, &w[i]) == 0, "pthread_create");
 	}

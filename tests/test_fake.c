@@ -11,7 +11,7 @@
 #include "common.h"
 #include "fake_kernel.h"
 
-#define BASE ((uintptr_t)0x100000000000ull)
+#define BASE   ((uintptr_t)0x100000000000ull)
 #define NPAGES 4096
 
 static struct fake_kernel fk;

@@ -24,14 +24,17 @@ static bool vectored_here(void)
 
 static purge_queue *mkq(int mode, int advice, unsigned flags)
 {
-	struct purge_config cfg = {.mode = mode, .advice = advice, .flags = flags,
-				   .on_failure = record_failure, .arg = &fails};
+	struct purge_config cfg = {.mode = mode,
+	                           .advice = advice,
+	                           .flags = flags,
+	                           .on_failure = record_failure,
+	                           .arg = &fails};
 	purge_queue *q;
 
 	fails.n = 0;
 	if (mode == PURGE_MODE_VECTORED && !vectored_here())
 		cr_skip_test("process_madvise(PIDFD_SELF) not usable here (needs Linux 6.15+, "
-			     "no seccomp filter)");
+		             "no seccomp filter)");
 	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
 	return q;
 }
@@ -100,7 +103,7 @@ Test(kernel, probe_matches_the_kernel)
 	for (int adv = 0; adv < 32; adv++) {
 		int r = purge_backend(adv);
 		bool ours = adv == 0 || adv == MADV_DONTNEED || adv == MADV_FREE ||
-			    adv == MADV_COLD || adv == MADV_PAGEOUT || adv == MADV_DONTNEED_LOCKED;
+		            adv == MADV_COLD || adv == MADV_PAGEOUT || adv == MADV_DONTNEED_LOCKED;
 		cr_assert_eq(r < 0, !ours, "advice %d -> %d", adv, r);
 	}
 }
@@ -122,8 +125,8 @@ static void bad_ranges(int mode)
 	int nf = purge_flush(q);
 	for (unsigned i = 0; i < fails.n; i++)
 		cr_log_info("failure %u: page %ld +%zu err %d", i,
-			    (long)(((char *)fails.f[i].addr - r) / (long)PAGE), fails.f[i].len / PAGE,
-			    fails.f[i].err);
+		            (long)(((char *)fails.f[i].addr - r) / (long)PAGE),
+		            fails.f[i].len / PAGE, fails.f[i].err);
 	cr_assert_eq(nf, 2, "%d failures", nf);
 	cr_assert_eq(fails.n, 2);
 	cr_assert_eq(fails.f[0].addr, r + 10 * PAGE);
@@ -165,7 +168,8 @@ Test(kernel, dontneed_locked_purges_mlocked_pages)
 	cr_assert_eq(purge_enqueue(q, r + 2 * PAGE, 3 * PAGE), 0);
 	cr_assert_eq(purge_flush(q), 0);
 	for (size_t i = 0; i < 8; i++)
-		cr_assert(page_all(r + i * PAGE, i >= 2 && i < 5 ? 0 : pattern_of(i)), "page %zu", i);
+		cr_assert(page_all(r + i * PAGE, i >= 2 && i < 5 ? 0 : pattern_of(i)), "page %zu",
+		          i);
 	raw_munlock(r, 8 * PAGE);
 }
 
@@ -229,8 +233,8 @@ Test(kernel, free_rejected_on_shared_and_file_loop)
 static void over_two_gib(int mode)
 {
 	const size_t len = 3ul << 30, step = 256ul << 20;
-	char *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		       -1, 0);
+	char *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	cr_assert_neq(r, MAP_FAILED);
 	purge_queue *q = mkq(mode, 0, 0);
 	for (size_t off = 0; off < len; off += step)
@@ -367,8 +371,8 @@ static void sealed(int mode, size_t where)
 		expect_page(r, i, i % 4 < 2 && i / 4 != where);
 	struct purge_stats st = stats_of(q);
 	cr_assert_eq(st.fallbacks, 0);
-	cr_assert_eq(purge_backend(MADV_DONTNEED), vectored_here() ? PURGE_BACKEND_VECTORED
-								   : PURGE_BACKEND_LOOP);
+	cr_assert_eq(purge_backend(MADV_DONTNEED),
+	             vectored_here() ? PURGE_BACKEND_VECTORED : PURGE_BACKEND_LOOP);
 	assert_identity(q);
 }
 
@@ -393,10 +397,10 @@ Test(kernel, hugetlb_whole_huge_pages)
 {
 	const size_t huge = 2ul << 20;
 	char *h = mmap(NULL, 2 * huge, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (h == MAP_FAILED)
 		cr_skip_test("no 2 MiB huge pages to map (vm.nr_hugepages is 0?): %s",
-			     strerror(errno));
+		             strerror(errno));
 	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
 	memset(h, 0x5a, 2 * huge);
 	cr_assert_eq(purge_enqueue(q, h + huge, huge), 0);
@@ -415,10 +419,10 @@ Test(kernel, hugetlb_sub_page_range_is_a_silent_no_op)
 {
 	const size_t huge = 2ul << 20;
 	char *h = mmap(NULL, huge, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (h == MAP_FAILED)
 		cr_skip_test("no 2 MiB huge pages to map (vm.nr_hugepages is 0?): %s",
-			     strerror(errno));
+		             strerror(errno));
 	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
 	memset(h, 0x5a, huge);
 	cr_assert_eq(purge_enqueue(q, h, PAGE), 0);

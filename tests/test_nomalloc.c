@@ -93,9 +93,13 @@ static void count_failure(void *arg, void *addr, size_t len, int err)
 static void workout(int mode, unsigned flags)
 {
 	int failures = 0;
-	struct purge_config cfg = {.mode = mode, .flags = flags, .capacity = 16,
-				   .max_pending_bytes = 64 * PAGE, .max_delay_ns = 1000000,
-				   .on_failure = count_failure, .arg = &failures};
+	struct purge_config cfg = {.mode = mode,
+	                           .flags = flags,
+	                           .capacity = 16,
+	                           .max_pending_bytes = 64 * PAGE,
+	                           .max_delay_ns = 1000000,
+	                           .on_failure = count_failure,
+	                           .arg = &failures};
 	static char mem[1 << 16] __attribute__((aligned(64)));
 	char *r = map_region(64);
 	purge_queue *q, *q2;

@@ -12,7 +12,7 @@
 #include "common.h"
 #include "fake_kernel.h"
 
-#define BASE ((uintptr_t)0x200000000000ull)
+#define BASE   ((uintptr_t)0x200000000000ull)
 #define NPAGES 8192
 
 static struct fake_kernel fk;
@@ -67,11 +67,11 @@ Test(queue, rejects_bad_ranges_and_queues_nothing)
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE + 1), -EINVAL, "unaligned length");
 	cr_assert_eq(purge_enqueue(q, NULL, PAGE), -EINVAL, "NULL");
 	cr_assert_eq(purge_enqueue(q, (void *)(UINTPTR_MAX & ~(PAGE - 1)), 2 * PAGE), -EINVAL,
-		     "overflow");
+	             "overflow");
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), SIZE_MAX & ~(PAGE - 1)), -EINVAL);
 #if defined(__x86_64__)
 	cr_assert_eq(purge_enqueue(q, (void *)0xffff880000000000ull, PAGE), -EINVAL,
-		     "kernel address");
+	             "kernel address");
 #endif
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 0), 0, "zero length is a no-op");
 	cr_assert_eq(purge_enqueue(q, (void *)(pg(0) + 3), 0), 0);
@@ -237,8 +237,8 @@ Test(queue, config_validation)
 {
 	int ret;
 	struct purge_config bad[] = {
-		{.advice = MADV_WILLNEED}, {.advice = -1}, {.batch = 1025},
-		{.mode = 3},		   {.mode = -1}, {.flags = 1u << 7},
+	    {.advice = MADV_WILLNEED}, {.advice = -1}, {.batch = 1025}, {.mode = 3}, {.mode = -1},
+	    {.flags = 1u << 7},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		mkq_ret(&bad[i], &ret);

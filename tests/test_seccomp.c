@@ -23,7 +23,7 @@ static void block_process_madvise(int err)
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	cr_assert_not_null(ctx);
 	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)err), __NR_process_madvise, 0),
-		     0);
+	             0);
 	cr_assert_eq(seccomp_load(ctx), 0);
 	seccomp_release(ctx);
 }
@@ -128,8 +128,8 @@ Test(seccomp, forced_vectored_reports_eperm)
 {
 	NEED_SECCOMP();
 	struct failures fl = {0};
-	struct purge_config cfg = {.mode = PURGE_MODE_VECTORED, .on_failure = record_failure,
-				   .arg = &fl};
+	struct purge_config cfg = {
+	    .mode = PURGE_MODE_VECTORED, .on_failure = record_failure, .arg = &fl};
 	char *r = map_region(N);
 	purge_queue *q;
 

@@ -58,12 +58,12 @@ int main(int argc, char **argv)
 			seeds = argv[++i];
 		else {
 			fprintf(stderr, "usage: %s [--real] [--ops N] [--seed S] [--seeds FILE]\n",
-				argv[0]);
+			        argv[0]);
 			return 2;
 		}
 	}
 	total = seeds ? run_file(seeds, &o) : run_seed(seed, &o);
-	printf("fuzz: %llu operations on the %s kernel, no mismatch\n",
-	       (unsigned long long)total, o.real_kernel ? "real" : "fake");
+	printf("fuzz: %llu operations on the %s kernel, no mismatch\n", (unsigned long long)total,
+	       o.real_kernel ? "real" : "fake");
 	return 0;
 }

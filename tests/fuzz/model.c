@@ -11,9 +11,9 @@
 #include "../fake_kernel.h"
 #include "model.h"
 
-#define NP 64      /* pages in the region */
-#define MAXL 1024  /* model list: capacity (<= 64) plus splits */
-#define MAXF 4096  /* failure reports per operation */
+#define NP   64   /* pages in the region */
+#define MAXL 1024 /* model list: capacity (<= 64) plus splits */
+#define MAXF 4096 /* failure reports per operation */
 
 enum { E_PATTERN, E_ZERO, E_ANY };
 
@@ -149,13 +149,14 @@ static void check_stats(struct fz *z)
 	      (unsigned long)st.pending_bytes, (unsigned long)z->pend);
 	CHECK(z, st.purged_bytes + st.failed_bytes == z->settled, "settled %lu, model %lu",
 	      (unsigned long)(st.purged_bytes + st.failed_bytes), (unsigned long)z->settled);
-	CHECK(z, st.enqueued_bytes ==
-			 st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
+	CHECK(z,
+	      st.enqueued_bytes ==
+	          st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
 	      "accounting identity broken");
 	CHECK(z, st.pending_ranges <= z->n, "pending ranges %lu > model %zu",
 	      (unsigned long)st.pending_ranges, z->n);
-	CHECK(z, st.flushes == z->flushes, "flushes %lu, model %lu",
-	      (unsigned long)st.flushes, (unsigned long)z->flushes);
+	CHECK(z, st.flushes == z->flushes, "flushes %lu, model %lu", (unsigned long)st.flushes,
+	      (unsigned long)z->flushes);
 }
 
 /* A failed range must be one the kernel had a reason to refuse. */
@@ -247,7 +248,7 @@ static void op_enqueue(struct fz *z)
 static void op_invalid(struct fz *z)
 {
 	static const uintptr_t bad[][2] = {
-		{0, 4096}, {UINTPTR_MAX & ~(uintptr_t)4095, 8192}, {4096, SIZE_MAX & ~(uintptr_t)4095}};
+	    {0, 4096}, {UINTPTR_MAX & ~(uintptr_t)4095, 8192}, {4096, SIZE_MAX & ~(uintptr_t)4095}};
 	size_t k = rnd(z->src, 3);
 
 	CHECK(z, purge_enqueue(z->q, (void *)bad[k][0], bad[k][1]) == -EINVAL, "bad range %zu", k);
@@ -355,14 +356,14 @@ static void random_config(struct fz *z)
 	bool vec = !z->o->real_kernel || purge_backend(MADV_DONTNEED) == PURGE_BACKEND_VECTORED;
 
 	z->cfg = (struct purge_config){
-		.capacity = caps[rnd(r, 5)],
-		.batch = rnd(r, 2) ? 1 + rnd(r, 4) : PURGE_BATCH_MAX,
-		.flags = rnd(r, 8),
-		.mode = (int)rnd(r, 3),
-		.max_pending_bytes = rnd(r, 2) ? 0 : (1 + rnd(r, 16)) * z->page,
-		.max_call_bytes = rnd(r, 2) ? 0 : (1 + rnd(r, 4)) * z->page + rnd(r, 7),
-		.on_failure = on_failure,
-		.arg = z,
+	    .capacity = caps[rnd(r, 5)],
+	    .batch = rnd(r, 2) ? 1 + rnd(r, 4) : PURGE_BATCH_MAX,
+	    .flags = rnd(r, 8),
+	    .mode = (int)rnd(r, 3),
+	    .max_pending_bytes = rnd(r, 2) ? 0 : (1 + rnd(r, 16)) * z->page,
+	    .max_call_bytes = rnd(r, 2) ? 0 : (1 + rnd(r, 4)) * z->page + rnd(r, 7),
+	    .on_failure = on_failure,
+	    .arg = z,
 	};
 	if (z->cfg.mode == PURGE_MODE_VECTORED && !vec)
 		z->cfg.mode = PURGE_MODE_AUTO;
@@ -432,7 +433,7 @@ static void setup(struct fz *z)
 {
 	z->page = (size_t)sysconf(_SC_PAGESIZE);
 	char *m = mmap(NULL, (NP + 2) * z->page, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(z, m != MAP_FAILED, "mmap");
 	mprotect(m, z->page, PROT_NONE);
 	mprotect(m + (NP + 1) * z->page, z->page, PROT_NONE);

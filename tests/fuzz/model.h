@@ -20,8 +20,8 @@
 struct fuzz_src {
 	const uint8_t *p; /* libFuzzer input, or NULL for the PRNG */
 	size_t n;
-	uint64_t state;   /* PRNG state */
-	bool done;        /* input exhausted */
+	uint64_t state; /* PRNG state */
+	bool done;      /* input exhausted */
 };
 
 struct fuzz_opts {
