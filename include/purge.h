@@ -163,7 +163,12 @@ int purge_cancel(purge_queue *q, void *addr, size_t len);
 
 /* Coalesce and purge everything pending.  Every pending byte ends purged or
  * reported failed.  Returns the number of on_failure reports it made (>= 0),
- * or -EINVAL (NULL), -EBUSY (called from on_failure). */
+ * or -EINVAL (NULL), -EBUSY (called from on_failure).
+ * A flush holds the queue (and, with PURGE_LOCKED, its lock) from start to
+ * end, and purge_stats.flushes counts it as it starts: once flushes has moved
+ * past the value read after an enqueue, that range is settled (purged, or
+ * reported through on_failure).  Automatic flushes in purge_enqueue() behave
+ * the same way. */
 int purge_flush(purge_queue *q);
 
 /* Iovecs per process_madvise call for the next flushes, 1..PURGE_BATCH_MAX.

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PURGE_JEMALLOC_CHECK=1: the shim proves its two promises as it goes, and
+ * aborts with a message on the first breach.
+ *  1. jemalloc never receives a range with a purge still pending: after the
+ *     hand-out's cancel, a second cancel of the same bytes must cancel
+ *     nothing (the queue's cancelled_bytes does not move).  All cancels are
+ *     serialised under one lock in this mode, so no other thread's cancel
+ *     can move the counter in between.
+ *  2. Every range reported *zero = true reads as zeros, word by word.
+ * Slow on purpose (reads every such page); for tests, not production.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static pthread_mutex_t check_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+void check_fail(const char *what, const void *addr, size_t len)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "purge_jemalloc: CHECK FAILED: %s at %p len %zu\n", what,
+	                 addr, len);
+
+	if (n > 0)
+		(void)!write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	abort();
+}
+
+void check_cancel(purge_queue *q, void *addr, size_t len)
+{
+	struct purge_stats a, b;
+
+	pthread_mutex_lock(&check_mtx);
+	purge_cancel(q, addr, len);
+	purge_get_stats(q, &a);
+	purge_cancel(q, addr, len);
+	purge_get_stats(q, &b);
+	pthread_mutex_unlock(&check_mtx);
+	atomic_fetch_add_explicit(&shim.ct.check_pending, 1, memory_order_relaxed);
+	if (b.cancelled_bytes != a.cancelled_bytes)
+		check_fail("range still pending purge when handed to jemalloc", addr, len);
+}
+
+void check_zero(const void *addr, size_t len, const char *why)
+{
+	const volatile uint64_t *w = addr;
+
+	for (size_t i = 0; i < len / sizeof(*w); i++)
+		if (w[i]) {
+			char what[96];
+			snprintf(what, sizeof(what), "%s reported zero but word %zu is not", why,
+			         i);
+			check_fail(what, addr, len);
+		}
+	atomic_fetch_add_explicit(&shim.ct.check_zero_ranges, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&shim.ct.check_zero_pages, len / shim.page, memory_order_relaxed);
+}

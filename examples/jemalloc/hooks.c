@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The extent hooks.  jemalloc calls them from any thread, often with its own
+ * locks held, so they take only the shim's leaf locks (queue, then pool), never
+ * call back into jemalloc, and leave errno as they found it.
+ *
+ * Ownership: an extent belongs to jemalloc from alloc to dalloc, and to the
+ * shim (pool + pending purge) from dalloc to the next alloc that carves it.
+ * Every hand-out cancels the pending purge on exactly the bytes handed out.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "shim.h"
+
+#define INC(f)    atomic_fetch_add_explicit(&shim.ct.f, 1, memory_order_relaxed)
+#define ADD(f, v) atomic_fetch_add_explicit(&shim.ct.f, (v), memory_order_relaxed)
+
+/* Fresh mappings are at least this large; the rest waits in the pool as
+ * zero memory, so runs of small slab requests cost one mmap, not many. */
+#define MAP_MIN ((size_t)2 << 20)
+/* Ranges given back to the kernel per release when over pool_max. */
+#define TRIM_MAX 4
+
+static const int prot = PROT_READ | PROT_WRITE;
+static const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+
+static int direct_madvise(void *addr, size_t len, int advice)
+{
+	INC(direct_madv);
+	return madvise(addr, len, advice);
+}
+
+/* ---- handing memory out ------------------------------------------------ */
+
+static void pool_put_dirty(uintptr_t s, size_t len)
+{
+	pthread_mutex_lock(&shim.pool_lock);
+	int ret = pool_insert(&shim.pool, s, s + len, POOL_DIRTY);
+	pthread_mutex_unlock(&shim.pool_lock);
+	if (ret)
+		shim_unmap(s, s + len);
+}
+
+/*
+ * Zero status is decided from the flush count read *before* carving: the
+ * range's gen says which flush settles it, nobody cancelled its purge since
+ * it entered the pool, and a failed purge either marked it dirty in the pool
+ * or bumped fail_seq, which is compared across the whole hand-out.
+ */
+static void *from_pool(void *want, size_t size, size_t align, bool need_zero, bool *zeroed)
+{
+	uint64_t done = shim_flushes();
+	struct pool_want w = {(uintptr_t)want, size, align, done, need_zero};
+	struct pool_piece pc;
+
+	pthread_mutex_lock(&shim.pool_lock);
+	bool got = pool_take(&shim.pool, &w, &pc);
+	uint64_t seq = atomic_load(&shim.fail_seq);
+	pthread_mutex_unlock(&shim.pool_lock);
+	if (!got)
+		return NULL;
+	void *p = (void *)pc.addr;
+	*zeroed = pc.gen <= done;
+	shim_cancel(p, size);
+	if (atomic_load(&shim.fail_seq) != seq)
+		*zeroed = false;
+	if (need_zero && !*zeroed) {
+		/* jemalloc demands zeros: DONTNEED now rather than memset,
+		 * which would fault in every page */
+		if (direct_madvise(p, size, MADV_DONTNEED)) {
+			pool_put_dirty(pc.addr, size);
+			return NULL;
+		}
+		INC(zero_fill);
+		*zeroed = true;
+	}
+	INC(alloc_pool);
+	return p;
+}
+
+/* new_addr requests extend an extent in place: that exact address or nothing.
+ * MAP_FIXED_NOREPLACE (4.17+) refuses to clobber a mapping; older kernels
+ * take it as a hint, hence the address check. */
+static void *map_at(void *want, size_t size)
+{
+	void *p = mmap(want, size, prot, anon | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	INC(mmaps);
+	if (p != want) {
+		munmap(p, size);
+		INC(munmaps);
+		return NULL;
+	}
+	return p;
+}
+
+/* Keep the unused tail of a fresh mapping: untouched, so zero (gen 0). */
+static void keep_tail(uintptr_t s, uintptr_t e)
+{
+	if (s == e)
+		return;
+	pthread_mutex_lock(&shim.pool_lock);
+	int ret = pool_insert(&shim.pool, s, e, 0);
+	pthread_mutex_unlock(&shim.pool_lock);
+	if (ret) {
+		munmap((void *)s, e - s);
+		INC(munmaps);
+	}
+}
+
+static void *map_fresh(size_t size, size_t align)
+{
+	size_t len = size < MAP_MIN ? MAP_MIN : size;
+	size_t over = len + (align > shim.page ? align - shim.page : 0);
+
+	if (over < len)
+		return NULL;
+	char *m = mmap(NULL, over, prot, anon, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	INC(mmaps);
+	uintptr_t b = (uintptr_t)m, a = (b + align - 1) & ~(uintptr_t)(align - 1);
+	if (a != b) {
+		munmap(m, a - b);
+		INC(munmaps);
+	}
+	keep_tail(a + size, b + over);
+	return (void *)a;
+}
+
+static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t align, bool *zero,
+                        bool *commit, unsigned arena)
+{
+	int saved = errno;
+	bool zeroed = false;
+
+	(void)h;
+	(void)arena;
+	INC(alloc);
+	if (new_addr)
+		INC(alloc_fixed);
+	void *p = from_pool(new_addr, size, align, *zero, &zeroed);
+	if (!p) {
+		p = new_addr ? map_at(new_addr, size) : map_fresh(size, align);
+		zeroed = true;
+		if (p)
+			INC(alloc_mmap);
+	}
+	if (!p) {
+		INC(alloc_fail);
+		errno = saved;
+		return NULL; /* *zero and *commit stay as they were */
+	}
+	if (zeroed) {
+		INC(alloc_zero);
+		if (shim.cfg.check)
+			check_zero(p, size, "alloc");
+	}
+	*zero = zeroed;
+	*commit = true; /* anonymous memory, overcommitted: committed in jemalloc's sense */
+	errno = saved;
+	return p;
+}
+
+/* ---- taking memory back ------------------------------------------------ */
+
+/* Insert a released range; gives back the oldest ranges over pool_max. */
+static void release(uintptr_t s, size_t len, uint64_t gen, uint64_t seq)
+{
+	uintptr_t vs[TRIM_MAX], ve[TRIM_MAX];
+	unsigned nv = 0;
+
+	pthread_mutex_lock(&shim.pool_lock);
+	if (atomic_load(&shim.fail_seq) != seq)
+		gen = POOL_DIRTY; /* a purge failed while the range was in no list */
+	int ret = pool_insert(&shim.pool, s, s + len, gen);
+	if (ret == -EEXIST)
+		pool_mark_dirty(&shim.pool, s, s + len);
+	while (!ret && shim.cfg.pool_max && shim.pool.bytes > shim.cfg.pool_max && nv < TRIM_MAX &&
+	       pool_take_oldest(&shim.pool, &vs[nv], &ve[nv]))
+		nv++;
+	pthread_mutex_unlock(&shim.pool_lock);
+
+	if (ret == -EEXIST) {
+		/* released twice: the overlap is the pool's, not jemalloc's;
+		 * drop this purge, the pool's copy was marked dirty above */
+		INC(double_release);
+		if (shim.cfg.check)
+			check_fail("extent released twice", (void *)s, len);
+		shim_cancel((void *)s, len);
+	} else if (ret) {
+		INC(pool_full);
+		shim_unmap(s, s + len);
+	}
+	for (unsigned i = 0; i < nv; i++) {
+		ADD(trimmed_bytes, ve[i] - vs[i]);
+		shim_unmap(vs[i], ve[i]);
+	}
+}
+
+/* Take ownership (return false): queue the purge, pool the address space. */
+static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool committed, unsigned arena)
+{
+	int saved = errno;
+	uint64_t seq = atomic_load(&shim.fail_seq);
+
+	(void)h;
+	(void)committed; /* never false: decommit always opts out */
+	(void)arena;
+	INC(dalloc);
+	ADD(dalloc_bytes, size);
+	int ret = purge_enqueue(shim.q, addr, size);
+	if (ret)
+		INC(enqueue_err);
+	/* read after the enqueue: the next flush certainly includes it */
+	uint64_t gen = !ret && shim.zeroing ? shim_flushes() + 1 : POOL_DIRTY;
+	release((uintptr_t)addr, size, gen, seq);
+	errno = saved;
+	return false;
+}
+
+static void hook_destroy(struct je_hooks *h, void *addr, size_t size, bool committed,
+                         unsigned arena)
+{
+	int saved = errno;
+
+	(void)h;
+	(void)committed;
+	(void)arena;
+	INC(destroy);
+	shim_unmap((uintptr_t)addr, (uintptr_t)addr + size);
+	errno = saved;
+}
+
+/* ---- the rest: jemalloc keeps ownership, so nothing can be deferred ---- */
+
+/* Committing must yield zeroed pages; our pages never leave the committed
+ * state (decommit opts out), so this only runs if jemalloc insists. */
+static bool hook_commit(struct je_hooks *h, void *addr, size_t size, size_t off, size_t len,
+                        unsigned arena)
+{
+	int saved = errno;
+
+	(void)h;
+	(void)size;
+	(void)arena;
+	INC(commit);
+	bool err = direct_madvise((char *)addr + off, len, MADV_DONTNEED) != 0;
+	errno = saved;
+	return err;
+}
+
+/* Opt out: memory stays committed and jemalloc retains it as such. */
+static bool hook_decommit(struct je_hooks *h, void *addr, size_t size, size_t off, size_t len,
+                          unsigned arena)
+{
+	(void)h;
+	(void)addr;
+	(void)size;
+	(void)off;
+	(void)len;
+	(void)arena;
+	INC(decommit);
+	return true;
+}
+
+static bool purge_now(void *addr, size_t off, size_t len, int advice)
+{
+	int saved = errno;
+	bool err = direct_madvise((char *)addr + off, len, advice) != 0;
+
+	errno = saved;
+	return err;
+}
+
+/* jemalloc may reuse the range at any moment without telling us, so a
+ * deferred purge could hit live data: these purge at once. */
+static bool hook_purge_lazy(struct je_hooks *h, void *addr, size_t size, size_t off, size_t len,
+                            unsigned arena)
+{
+	(void)h;
+	(void)size;
+	(void)arena;
+	INC(purge_lazy);
+	return purge_now(addr, off, len, MADV_FREE);
+}
+
+/* Must leave zeros behind: MADV_DONTNEED on private anonymous memory does. */
+static bool hook_purge_forced(struct je_hooks *h, void *addr, size_t size, size_t off, size_t len,
+                              unsigned arena)
+{
+	(void)h;
+	(void)size;
+	(void)arena;
+	INC(purge_forced);
+	return purge_now(addr, off, len, MADV_DONTNEED);
+}
+
+/* All memory is private anonymous mmap: Linux splits and merges such
+ * ranges freely (munmap and madvise work across VMA boundaries), so split
+ * and merge are bookkeeping for jemalloc alone. */
+static bool hook_split(struct je_hooks *h, void *addr, size_t size, size_t a, size_t b,
+                       bool committed, unsigned arena)
+{
+	(void)h;
+	(void)addr;
+	(void)size;
+	(void)a;
+	(void)b;
+	(void)committed;
+	(void)arena;
+	INC(split);
+	return false;
+}
+
+static bool hook_merge(struct je_hooks *h, void *a, size_t la, void *b, size_t lb, bool committed,
+                       unsigned arena)
+{
+	(void)h;
+	(void)a;
+	(void)la;
+	(void)b;
+	(void)lb;
+	(void)committed;
+	(void)arena;
+	INC(merge);
+	return false;
+}
+
+struct je_hooks shim_hooks = {
+    .alloc = hook_alloc,
+    .dalloc = hook_dalloc,
+    .destroy = hook_destroy,
+    .commit = hook_commit,
+    .decommit = hook_decommit,
+    .purge_lazy = hook_purge_lazy,
+    .purge_forced = hook_purge_forced,
+    .split = hook_split,
+    .merge = hook_merge,
+};

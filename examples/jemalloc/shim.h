@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private declarations of the jemalloc extent-hook shim (libpurge_jemalloc.so).
+ *
+ *   pool.c   address space the shim owns: sorted ranges with a "zeroed once
+ *            flush N has completed" tag; plain data, the caller locks
+ *   hooks.c  the nine extent hooks jemalloc calls
+ *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
+ *   shim.c   settings, libpurge queue, arena hook installation, exit stats
+ *
+ * The shim never calls malloc: it runs inside the allocator.
+ */
+#ifndef PURGE_JEMALLOC_SHIM_H
+#define PURGE_JEMALLOC_SHIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "purge.h"
+
+/*
+ * jemalloc 5.x's extent_hooks_t, declared here so that the shim builds
+ * without jemalloc's development headers: it is a stable ABI (nine function
+ * pointers in this order, each taking the table as first argument).
+ */
+struct je_hooks;
+typedef void *(je_alloc_fn)(struct je_hooks *, void *, size_t, size_t, bool *, bool *, unsigned);
+typedef bool(je_dalloc_fn)(struct je_hooks *, void *, size_t, bool, unsigned);
+typedef void(je_destroy_fn)(struct je_hooks *, void *, size_t, bool, unsigned);
+typedef bool(je_range_fn)(struct je_hooks *, void *, size_t, size_t, size_t, unsigned);
+typedef bool(je_split_fn)(struct je_hooks *, void *, size_t, size_t, size_t, bool, unsigned);
+typedef bool(je_merge_fn)(struct je_hooks *, void *, size_t, void *, size_t, bool, unsigned);
+
+struct je_hooks {
+	je_alloc_fn *alloc;
+	je_dalloc_fn *dalloc;
+	je_destroy_fn *destroy;
+	je_range_fn *commit;
+	je_range_fn *decommit;
+	je_range_fn *purge_lazy;
+	je_range_fn *purge_forced;
+	je_split_fn *split;
+	je_merge_fn *merge;
+};
+
+/* ---- pool.c ------------------------------------------------------------ */
+
+/* A range can be handed out as zero once flush number `gen` has completed;
+ * POOL_DIRTY: never (cancelled, failed, MADV_FREE, or unknown). */
+#define POOL_DIRTY UINT64_MAX
+
+struct pool_range {
+	uintptr_t start, end;
+	uint64_t gen;
+	uint64_t stamp; /* larger = released more recently */
+};
+
+struct pool {
+	struct pool_range *r; /* sorted by address, disjoint; mmap'ed */
+	unsigned n, cap;
+	size_t bytes; /* sum of the range lengths */
+	uint64_t stamp;
+};
+
+/* What a hand-out needs. */
+struct pool_want {
+	uintptr_t at; /* this exact address, or 0 for anywhere */
+	size_t size, align;
+	uint64_t done; /* flushes completed: gen <= done reads as zeros */
+	bool zero;     /* prefer zero ranges (else: ranges not yet purged) */
+};
+
+/* What pool_take() found. */
+struct pool_piece {
+	uintptr_t addr;
+	uint64_t gen;
+};
+
+int pool_init(struct pool *p, unsigned cap);
+/* Adds [s, e), merging with touching neighbours.  -EEXIST when it overlaps a
+ * range already held (a double release), -ENOSPC when the array is full. */
+int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t gen);
+/* Carves w->size bytes aligned to w->align (at w->at when non-zero) out of
+ * the best range for w. */
+bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out);
+/* Removes the least recently released range (to give it back to the kernel). */
+bool pool_take_oldest(struct pool *p, uintptr_t *s, uintptr_t *e);
+/* Marks every range that overlaps [s, e) as never zero. */
+void pool_mark_dirty(struct pool *p, uintptr_t s, uintptr_t e);
+
+/* ---- shim.c: state shared by the hooks --------------------------------- */
+
+struct shim_config {
+	unsigned max_ranges;   /* queue capacity: flush at this many ranges */
+	size_t max_bytes;      /* flush once this much is pending */
+	uint64_t max_delay_ns; /* flush when the oldest pending range is older */
+	size_t pool_max;       /* address space kept before munmap; 0 = no limit */
+	int advice;            /* MADV_DONTNEED or MADV_FREE */
+	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
+	bool stats;            /* PURGE_JEMALLOC_STATS=1 */
+};
+
+/* Counters, relaxed atomics: cheap, always on, printed on request. */
+struct shim_counters {
+	_Atomic uint64_t alloc, alloc_pool, alloc_mmap, alloc_fixed, alloc_zero, alloc_fail;
+	_Atomic uint64_t zero_fill; /* pool ranges purged on the spot for *zero */
+	_Atomic uint64_t dalloc, dalloc_bytes, destroy, commit, decommit, split, merge;
+	_Atomic uint64_t purge_lazy, purge_forced, direct_madv; /* direct madvise calls */
+	_Atomic uint64_t mmaps, munmaps, trimmed_bytes, pool_full, double_release;
+	_Atomic uint64_t enqueue_err, failures;
+	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
+};
+
+struct shim {
+	struct shim_config cfg;
+	struct shim_counters ct;
+	purge_queue *q;
+	struct pool pool;
+	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
+	_Atomic uint64_t fail_seq; /* bumped by every failed purge */
+	size_t page;
+	bool zeroing; /* the queue's advice zeroes pages */
+};
+
+extern struct shim shim;
+extern struct je_hooks shim_hooks;
+
+/* Completed flushes: every range pending when one started is settled. */
+uint64_t shim_flushes(void);
+/* purge_cancel; in check mode also verifies that nothing stays pending. */
+void shim_cancel(void *addr, size_t len);
+/* Cancel what may be pending on [s, e), then munmap it. */
+void shim_unmap(uintptr_t s, uintptr_t e);
+
+/* ---- check.c ----------------------------------------------------------- */
+
+/* purge_cancel, then proof through the queue's counters that nothing of
+ * [addr, addr+len) is still pending. */
+void check_cancel(purge_queue *q, void *addr, size_t len);
+/* A range about to be reported *zero = true must read as zeros. */
+void check_zero(const void *addr, size_t len, const char *why);
+/* Aborts with a message: the shim found a broken invariant. */
+_Noreturn void check_fail(const char *what, const void *addr, size_t len);
+
+#endif /* PURGE_JEMALLOC_SHIM_H */

@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ebizzy-lite: an allocator-bound workload in the spirit of ebizzy.
+ *
+ * T threads each keep `live` chunks of about S bytes.  Every iteration
+ * replaces one of them: check the old chunk's canaries and free it, malloc a
+ * new one, fill it with sorted records, then look up random keys in it.
+ * With live = 1 that is allocate, fill, search, free, over and over.
+ *
+ * Only malloc/free are used, so any allocator can be preloaded.  Reports
+ * records/s (lookups per second), chunks/s, peak and average RSS sampled
+ * from /proc/self/statm, and, when they are present, the purge syscalls of
+ * the purge_jemalloc shim and jemalloc's own madvise count.
+ *
+ * Every record carries a value derived from its key and the chunk's seed,
+ * so a purge that hit live memory (the page reads back as zeros) shows up
+ * as a bad record: lookups check what they touch, -V checks everything.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#define MAGIC_HEAD 0x6562697a7a79686full /* "ebizzyho" */
+#define MAGIC_TAIL 0x6562697a7a797466ull
+#define SAMPLE_NS  10000000ull /* RSS sampling period: 10 ms */
+
+struct opts {
+	unsigned threads, live, jitter, searches, seconds;
+	uint64_t iterations; /* per thread; 0 = run for `seconds` */
+	size_t chunk;
+	uint64_t seed;
+	bool verify, calloc, grow;
+};
+
+struct rec {
+	uint64_t key, val;
+};
+
+struct head {
+	uint64_t magic, size, seed, nrec;
+};
+
+struct worker {
+	pthread_t tid;
+	unsigned id;
+	const struct opts *o;
+	uint64_t chunks, lookups, found;
+};
+
+static atomic_bool stop_flag;
+static atomic_bool sampler_stop;
+
+/* ---- numbers --------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- chunks ---------------------------------------------------------- */
+
+static struct rec *recs(struct head *h)
+{
+	return (struct rec *)(h + 1);
+}
+
+static uint64_t *tail(struct head *h)
+{
+	return (uint64_t *)((char *)h + h->size) - 1;
+}
+
+static uint64_t key_of(uint64_t seed, uint64_t i)
+{
+	/* sorted by construction: index in the high bits, noise in the low */
+	return (i << 8) | (mix(seed + i) & 0xff);
+}
+
+static uint64_t val_of(uint64_t seed, uint64_t key)
+{
+	return mix(key ^ seed);
+}
+
+_Noreturn static void corrupt(const struct head *h, const char *what, uint64_t i)
+{
+	fprintf(stderr,
+	        "ebizzy-lite: CANARY FAILED: chunk %p size %" PRIu64 ": %s (record %" PRIu64 ")\n",
+	        (const void *)h, h->size, what, i);
+	_exit(2);
+}
+
+static void fill(struct head *h, size_t size, uint64_t seed)
+{
+	struct rec *r = recs(h);
+
+	h->magic = MAGIC_HEAD;
+	h->size = size;
+	h->seed = seed;
+	h->nrec = (size - sizeof(*h) - sizeof(uint64_t)) / sizeof(*r);
+	for (uint64_t i = 0; i < h->nrec; i++) {
+		r[i].key = key_of(seed, i);
+		r[i].val = val_of(seed, r[i].key);
+	}
+	*tail(h) = MAGIC_TAIL ^ seed;
+}
+
+static void check_record(struct head *h, uint64_t i)
+{
+	const struct rec *r = &recs(h)[i];
+
+	if (r->key != key_of(h->seed, i) || r->val != val_of(h->seed, r->key))
+		corrupt(h, "record does not match its key", i);
+}
+
+/* Canaries always; every record with -V. */
+static void verify(struct head *h, bool all)
+{
+	if (h->magic != MAGIC_HEAD)
+		corrupt(h, "head magic", 0);
+	if (*tail(h) != (MAGIC_TAIL ^ h->seed))
+		corrupt(h, "tail magic", h->nrec);
+	uint64_t step = all ? 1 : h->nrec / 61 + 1;
+	for (uint64_t i = 0; i < h->nrec; i += step)
+		check_record(h, i);
+}
+
+/* Binary search for a random key; a hit is checked against its value. */
+static bool lookup(struct head *h, uint64_t *rng)
+{
+	const struct rec *r = recs(h);
+	uint64_t want = next(rng) % (h->nrec << 8), lo = 0, hi = h->nrec;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (r[mid].key < want) {
+			lo = mid + 1;
+		} else if (r[mid].key > want) {
+			hi = mid;
+		} else {
+			if (r[mid].val != val_of(h->seed, want))
+				corrupt(h, "looked-up record", mid);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- threads --------------------------------------------------------- */
+
+static size_t chunk_size(const struct opts *o, uint64_t *rng)
+{
+	size_t s = o->chunk;
+
+	if (o->jitter) {
+		uint64_t pct = 100 - o->jitter + next(rng) % (2 * o->jitter + 1);
+		s = (size_t)((uint64_t)s * pct / 100);
+	}
+	s &= ~(size_t)15;
+	return s < 4096 ? 4096 : s;
+}
+
+_Noreturn static void oom(const char *what, size_t size)
+{
+	fprintf(stderr, "ebizzy-lite: %s(%zu) failed\n", what, size);
+	_exit(1);
+}
+
+/* -z: calloc must hand out zeros; with -V every word is checked, which is
+ * how a wrong "this extent is zeroed" claim inside the allocator shows. */
+static struct head *get(const struct opts *o, size_t size)
+{
+	struct head *h = o->calloc ? calloc(1, size) : malloc(size);
+
+	if (!h)
+		oom(o->calloc ? "calloc" : "malloc", size);
+	if (o->calloc && o->verify) {
+		const uint64_t *w = (const uint64_t *)h;
+		for (size_t i = 0; i < size / sizeof(*w); i++)
+			if (w[i]) {
+				fprintf(stderr,
+				        "ebizzy-lite: CANARY FAILED: calloc(%zu) = %p: word %zu"
+				        " is not zero\n",
+				        size, (void *)h, i);
+				_exit(2);
+			}
+	}
+	return h;
+}
+
+/* -g: build the chunk in two steps, half then realloc to full, so the
+ * allocator grows extents in place; the first half must survive. */
+static struct head *grow(const struct opts *o, size_t size, uint64_t seed)
+{
+	size_t half = (size / 2) & ~(size_t)15;
+	struct head *h = get(o, half);
+
+	fill(h, half, seed);
+	h = realloc(h, size);
+	if (!h)
+		oom("realloc", size);
+	verify(h, o->verify);
+	return h;
+}
+
+static void one_iteration(struct worker *w, struct head **slot, uint64_t *rng)
+{
+	const struct opts *o = w->o;
+
+	if (*slot) {
+		verify(*slot, o->verify);
+		free(*slot);
+	}
+	size_t size = chunk_size(o, rng);
+	uint64_t seed = next(rng);
+	struct head *h = o->grow ? grow(o, size, seed) : get(o, size);
+	fill(h, size, seed);
+	for (unsigned i = 0; i < o->searches; i++)
+		w->found += lookup(h, rng);
+	w->lookups += o->searches;
+	w->chunks++;
+	*slot = h;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct opts *o = w->o;
+	uint64_t rng = mix(o->seed * 1000003u + w->id) | 1;
+	struct head **slots = calloc(o->live, sizeof(*slots));
+
+	if (!slots)
+		return NULL;
+	for (uint64_t n = 0; o->iterations ? n < o->iterations : !atomic_load(&stop_flag); n++)
+		one_iteration(w, &slots[next(&rng) % o->live], &rng);
+	for (unsigned i = 0; i < o->live; i++) {
+		if (slots[i]) {
+			verify(slots[i], o->verify);
+			free(slots[i]);
+		}
+	}
+	free(slots);
+	return NULL;
+}
+
+/* ---- RSS sampling ---------------------------------------------------- */
+
+struct rss {
+	pthread_t tid;
+	int fd;
+	uint64_t peak_pages, sum_pages, samples;
+};
+
+static uint64_t resident_pages(int fd)
+{
+	char buf[128];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	unsigned long long size = 0, res = 0;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return sscanf(buf, "%llu %llu", &size, &res) == 2 ? res : 0;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct rss *r = arg;
+	struct timespec ts = {0, (long)SAMPLE_NS};
+
+	while (!atomic_load(&sampler_stop)) {
+		uint64_t p = resident_pages(r->fd);
+		r->peak_pages = p > r->peak_pages ? p : r->peak_pages;
+		r->sum_pages += p;
+		r->samples++;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* ---- allocator introspection (optional symbols) ---------------------- */
+
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+typedef uint64_t (*count_fn)(void);
+
+static void *sym(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+static const char *malloc_name(void)
+{
+	void *p = sym("mallctl");
+	mallctl_fn ctl;
+	const char *v = NULL;
+	size_t len = sizeof(v);
+
+	if (!p)
+		return "not jemalloc";
+	memcpy(&ctl, &p, sizeof(ctl));
+	return ctl("version", &v, &len, NULL, 0) == 0 && v ? v : "jemalloc";
+}
+
+/* jemalloc's own count of purge madvise calls, all arenas merged. */
+static int64_t je_nmadvise(void)
+{
+	void *p = sym("mallctl");
+	mallctl_fn ctl;
+	uint64_t epoch = 1, d = 0, m = 0;
+	size_t len = sizeof(uint64_t);
+
+	if (!p)
+		return -1;
+	memcpy(&ctl, &p, sizeof(ctl));
+	ctl("epoch", NULL, NULL, &epoch, sizeof(epoch));
+	if (ctl("stats.arenas.4096.dirty_nmadvise", &d, &len, NULL, 0))
+		return -1;
+	len = sizeof(uint64_t);
+	ctl("stats.arenas.4096.muzzy_nmadvise", &m, &len, NULL, 0);
+	return (int64_t)(d + m);
+}
+
+static int64_t shim_syscalls(void)
+{
+	void *p = sym("purge_jemalloc_purge_syscalls");
+	count_fn fn;
+
+	if (!p)
+		return -1;
+	memcpy(&fn, &p, sizeof(fn));
+	return (int64_t)fn();
+}
+
+/* ---- command line ---------------------------------------------------- */
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: ebizzy-lite [-t threads] [-s chunk_bytes[K|M]] [-l live_chunks]\n"
+	        "       [-j jitter_pct] [-r lookups_per_chunk] [-d seconds | -n iterations]\n"
+	        "       [-S seed] [-V] [-z] [-g]\n"
+	        "  -V check every record before free   -z calloc (checked zero with -V)\n"
+	        "  -g grow each chunk by realloc from half size\n");
+	exit(1);
+}
+
+static uint64_t num(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mul = 1;
+
+	if (*end == 'K' || *end == 'k')
+		mul = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024 * 1024, end++;
+	if (errno || end == s || *end)
+		usage();
+	return (uint64_t)v * mul;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int c;
+
+	*o = (struct opts){.threads = cpus > 0 ? (unsigned)cpus : 1,
+	                   .live = 1,
+	                   .searches = 2000,
+	                   .seconds = 5,
+	                   .chunk = 5u << 20,
+	                   .seed = 1};
+	while ((c = getopt(argc, argv, "t:s:l:j:r:d:n:S:Vzg")) != -1) {
+		switch (c) {
+		case 't':
+			o->threads = (unsigned)num(optarg);
+			break;
+		case 's':
+			o->chunk = (size_t)num(optarg);
+			break;
+		case 'l':
+			o->live = (unsigned)num(optarg);
+			break;
+		case 'j':
+			o->jitter = (unsigned)num(optarg);
+			break;
+		case 'r':
+			o->searches = (unsigned)num(optarg);
+			break;
+		case 'd':
+			o->seconds = (unsigned)num(optarg);
+			break;
+		case 'n':
+			o->iterations = num(optarg);
+			break;
+		case 'S':
+			o->seed = num(optarg);
+			break;
+		case 'V':
+			o->verify = true;
+			break;
+		case 'z':
+			o->calloc = true;
+			break;
+		case 'g':
+			o->grow = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!o->threads || !o->live || o->jitter > 90 || o->chunk < 4096 || optind != argc)
+		usage();
+}
+
+/* ---- main ------------------------------------------------------------ */
+
+static void print_header(const struct opts *o)
+{
+	struct utsname u;
+
+	uname(&u);
+	printf("ebizzy-lite: threads=%u chunk=%zu live=%u jitter=%u lookups=%u %s=%" PRIu64
+	       " seed=%" PRIu64 " verify=%d calloc=%d grow=%d\n",
+	       o->threads, o->chunk, o->live, o->jitter, o->searches,
+	       o->iterations ? "iterations" : "seconds",
+	       o->iterations ? o->iterations : (uint64_t)o->seconds, o->seed, o->verify, o->calloc,
+	       o->grow);
+	printf("ebizzy-lite: malloc=%s shim=%s kernel=%s %s cpus=%ld\n", malloc_name(),
+	       sym("purge_jemalloc_purge_syscalls") ? "purge_jemalloc" : "none", u.release,
+	       u.machine, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void run(const struct opts *o, struct worker *w)
+{
+	for (unsigned i = 0; i < o->threads; i++) {
+		w[i] = (struct worker){.id = i, .o = o};
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i])) {
+			fprintf(stderr, "ebizzy-lite: pthread_create failed\n");
+			exit(1);
+		}
+	}
+	if (!o->iterations) {
+		struct timespec ts = {(time_t)o->seconds, 0};
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		atomic_store(&stop_flag, true);
+	}
+	for (unsigned i = 0; i < o->threads; i++)
+		pthread_join(w[i].tid, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rss r = {.fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)};
+	struct rusage ru;
+
+	parse(argc, argv, &o);
+	print_header(&o);
+	fflush(stdout);
+	struct worker *w = calloc(o.threads, sizeof(*w));
+	if (!w || r.fd < 0 || pthread_create(&r.tid, NULL, sampler_main, &r))
+		return 1;
+	uint64_t t0 = now_ns();
+	run(&o, w);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	atomic_store(&sampler_stop, true);
+	pthread_join(r.tid, NULL);
+
+	uint64_t chunks = 0, lookups = 0, found = 0;
+	for (unsigned i = 0; i < o.threads; i++) {
+		chunks += w[i].chunks;
+		lookups += w[i].lookups;
+		found += w[i].found;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	uint64_t kib = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+	printf("records/s: %.0f\n", (double)lookups / secs);
+	double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	printf("RESULT records_per_s=%.0f chunks_per_s=%.1f chunks=%" PRIu64 " found=%" PRIu64
+	       " seconds=%.3f user_s=%.3f sys_s=%.3f peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64
+	       " maxrss_kib=%ld shim_purge_syscalls=%" PRId64 " je_nmadvise=%" PRId64 "\n",
+	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, user, sys,
+	       r.peak_pages * kib, r.samples ? r.sum_pages / r.samples * kib : 0, ru.ru_maxrss,
+	       shim_syscalls(), je_nmadvise());
+	free(w);
+	return 0;
+}
