@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -43,13 +42,13 @@ static void consume(purge_queue *q, struct iovec *v, size_t *dup, size_t j, size
 	v[j].iov_base = (char *)base + len;
 	v[j].iov_len -= len;
 	if (v[j].iov_len == 0) {
+		size_t d = dup ? dup[j] : 0; /* no dup[] without coalescing */
 		q->st.pending_ranges--;
-		q->st.pending_bytes -= dup[j];
+		q->st.pending_bytes -= d;
 		if (err)
-			q->st.failed_bytes += dup[j];
+			q->st.failed_bytes += d;
 		else
-			q->st.purged_bytes += dup[j];
-		dup[j] = 0;
+			q->st.purged_bytes += d;
 	}
 	if (err)
 		purge__account_failed(q, base, len, err);
@@ -193,14 +192,34 @@ static size_t settle_error(purge_queue *q, struct iovec *v, size_t *dup, size_t 
 	return c->first;
 }
 
+/* The whole call succeeded (the common case): settle it in one step, without
+ * touching the entries, which are never looked at again; only a cut last
+ * entry moves past the part done.  Returns the entry to go on from. */
+static size_t settle_all(purge_queue *q, struct iovec *v, const size_t *dup, const struct call *c)
+{
+	size_t end = c->first + c->cnt, whole = c->cut ? end - 1 : end, bytes = c->bytes;
+
+	for (size_t j = c->first; dup && j < whole; j++)
+		bytes += dup[j];
+	q->st.purged_bytes += bytes;
+	q->st.pending_bytes -= bytes;
+	q->st.pending_ranges -= whole - c->first;
+	if (c->cut) {
+		v[whole].iov_base = (char *)v[whole].iov_base + c->cut;
+		v[whole].iov_len -= c->cut;
+	}
+	return whole;
+}
+
 /* Returns the entry to go on from (settled ones are empty and skipped). */
 static size_t settle(purge_queue *q, struct iovec *v, size_t *dup, size_t n, const struct call *c,
                      ssize_t ret)
 {
 	if (ret < 0)
 		return settle_error(q, v, dup, n, c, (int)ret);
-	if ((size_t)ret < c->bytes)
-		q->st.short_counts++;
+	if ((size_t)ret >= c->bytes)
+		return settle_all(q, v, dup, c);
+	q->st.short_counts++;
 	size_t j = settle_prefix(q, v, dup, c, (size_t)ret);
 	if (j == c->first + c->cnt)
 		return c->first;
@@ -244,13 +263,9 @@ int purge__flush(purge_queue *q)
 		return 0;
 	q->busy = true;
 	q->st.flushes++;
-	if (q->set.flags & PURGE_NO_COALESCE) {
-		n = q->count;
-		memset(q->dup, 0, n * sizeof(*q->dup));
-	} else {
-		n = purge__coalesce(q);
-	}
-	purge__flush_ranges(q, q->v, q->dup, n);
+	bool merge = !(q->set.flags & PURGE_NO_COALESCE);
+	n = merge ? purge__coalesce(q) : q->count;
+	purge__flush_ranges(q, q->v, merge ? q->dup : NULL, n);
 	q->count = 0;
 	q->lo = UINTPTR_MAX;
 	q->hi = 0;

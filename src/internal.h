@@ -69,7 +69,8 @@ struct purge_queue {
 	struct purge_stats st;
 	pthread_mutex_t lock;
 	struct iovec *v; /* pending ranges; also the iovecs handed to the kernel */
-	size_t *dup;     /* during a flush: enqueued bytes folded into v[i] by merging */
+	size_t *dup;     /* during a flush: enqueued bytes folded into v[i] by merging
+	                    (flush code takes NULL when nothing was merged) */
 };
 
 /* config.c */

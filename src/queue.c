@@ -195,7 +195,6 @@ static void split(purge_queue *q, unsigned i, uintptr_t s, uintptr_t e)
 {
 	uintptr_t b = (uintptr_t)q->v[i].iov_base, end = b + q->v[i].iov_len;
 	struct iovec right = {.iov_base = (void *)e, .iov_len = end - e};
-	size_t nodup = 0;
 
 	q->v[i].iov_len = s - b;
 	cancelled(q, e - s);
@@ -205,7 +204,7 @@ static void split(purge_queue *q, unsigned i, uintptr_t s, uintptr_t e)
 		return;
 	}
 	q->busy = true;
-	purge__flush_ranges(q, &right, &nodup, 1);
+	purge__flush_ranges(q, &right, NULL, 1);
 	q->busy = false;
 }
 
