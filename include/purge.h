@@ -10,7 +10,11 @@
  *  - the library never calls malloc/free, creates no thread and installs no
  *    signal handler: it is safe to call from inside an allocator;
  *  - a queue is owned by one thread at a time unless it was created with
- *    PURGE_LOCKED, which makes every call on it thread-safe.
+ *    PURGE_LOCKED, which makes every call on it thread-safe;
+ *  - fork(): the child gets a copy of every queue, and its flushes advise
+ *    the child's own memory (PIDFD_SELF names the caller).  As with any
+ *    mutex, a PURGE_LOCKED queue that another thread was using at the fork
+ *    must not be used in the child; the library installs no atfork handler.
  */
 #ifndef PURGE_H
 #define PURGE_H
