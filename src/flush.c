@@ -238,7 +238,7 @@ static void vector_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n
 	}
 }
 
-int purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n)
+void purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n)
 {
 	int why = 0, path = PURGE_BACKEND_VECTORED;
 
@@ -251,7 +251,6 @@ int purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n)
 		vector_ranges(q, v, dup, n);
 	else
 		loop_ranges(q, v, dup, 0, n);
-	return 0;
 }
 
 int purge__flush(purge_queue *q)

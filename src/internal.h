@@ -91,7 +91,7 @@ void purge__account_failed(purge_queue *q, void *addr, size_t len, int err);
 
 /* flush.c: batching and error attribution */
 int purge__flush(purge_queue *q);
-int purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n);
+void purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n);
 
 /* sys.c */
 uint64_t purge__now_ns(void);
