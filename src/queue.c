@@ -163,8 +163,10 @@ int purge__enqueue(purge_queue *q, void *addr, size_t len)
 	ret = normalise(q, addr, len, &s, &e);
 	if (ret)
 		return ret < 0 ? ret : 0;
-	if (q->count >= q->set.capacity) /* only after a cancel split filled it */
+	if (q->count >= q->set.capacity) { /* only after a cancel split filled it */
+		q->st.auto_flushes++;
 		purge__flush(q);
+	}
 	q->st.enqueued_ranges++;
 	q->st.enqueued_bytes += e - s;
 	append(q, s, e);
