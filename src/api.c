@@ -12,13 +12,13 @@
 
 static void lock(const purge_queue *q)
 {
-	if (q->locked)
+	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_lock((pthread_mutex_t *)&q->lock);
 }
 
 static void unlock(const purge_queue *q)
 {
-	if (q->locked)
+	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
 }
 
@@ -65,7 +65,7 @@ int purge_queue_destroy(purge_queue *q)
 	}
 	ret = purge__flush(q);
 	unlock(q);
-	if (q->locked)
+	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_destroy(&q->lock);
 	if (q->map_len)
 		munmap(q, q->map_len);
@@ -141,7 +141,7 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 	*out = q->st;
 	out->advice = q->set.advice;
 	out->backend = q->backend;
-	out->zeroed = q->zeroed;
+	out->zeroed = purge__advice_zeroes(q->set.advice);
 	out->env_ignored = q->set.env_ignored;
 	unlock(q);
 }

@@ -58,10 +58,8 @@ struct purge_queue {
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
-	unsigned count; /* pending entries in v[0..count) */
-	bool busy;      /* inside a flush: re-entry answers -EBUSY */
-	bool locked;    /* set.flags & PURGE_LOCKED */
-	bool zeroed;
+	unsigned count;   /* pending entries in v[0..count) */
+	bool busy;        /* inside a flush: re-entry answers -EBUSY */
 	int backend;      /* PURGE_BACKEND_* in use */
 	size_t map_len;   /* non-zero when the storage came from mmap */
 	uintptr_t lo, hi; /* bounds of everything pending (conservative) */

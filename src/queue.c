@@ -58,7 +58,7 @@ static int init_lock(purge_queue *q)
 	pthread_mutexattr_t at;
 	int ret;
 
-	if (!q->locked)
+	if (!(q->set.flags & PURGE_LOCKED))
 		return 0;
 	/* recursive, so a call from on_failure sees busy instead of deadlocking */
 	pthread_mutexattr_init(&at);
@@ -95,13 +95,11 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 		return -ENOSPC;
 	purge_queue *q = mem;
 	init_fields(q, mem, &set, be);
-	q->locked = set.flags & PURGE_LOCKED;
 	ret = resolve_advice(q);
 	if (!ret)
 		ret = init_lock(q);
 	if (ret)
 		return ret;
-	q->zeroed = purge__advice_zeroes(q->set.advice);
 	int why = 0;
 	if (q->set.mode == PURGE_MODE_AUTO)
 		q->backend = be->path(be->ctx, q->set.advice, &why);
