@@ -5,15 +5,20 @@
  * One mapping holds the queue (in its first pages) and a region carved into
  * runs of whole pages.  Freeing a run queues it with purge_enqueue() instead
  * of calling madvise() at once; allocating a run first takes back, with
- * purge_cancel(), whatever part of it is still queued.  The queue flushes
+ * purge_cancel(), whatever part of it is still queued.  Cancel's answer says
+ * whether the run reads as zero: 0 (nothing was still pending, so all of it
+ * was purged) with a zeroing advice and no failure reported for it means
+ * zeros, and the allocator may skip its memset (calloc).  The queue flushes
  * itself when it holds `capacity` ranges, more than `max_pending_bytes`, or
  * a range older than `max_delay_ns`.
  *
  * main() drives random alloc/free traffic and checks, after every flush,
  * that live runs kept their bytes and, once nothing is pending, that free
- * pages read back as zero (MADV_DONTNEED): the queue never purged memory
- * that was handed out, and did purge what was freed.  It also checks that
- * each of the three thresholds started flushes.  Exit status 0: all held.
+ * pages read back as zero (MADV_DONTNEED); and, at every allocation that
+ * cancel's answer calls zero, that the run really reads as zero: the queue
+ * never purged memory that was handed out, and did purge what was freed.
+ * It also checks that each of the three thresholds started flushes and that
+ * both answers of purge_cancel() came up.  Exit status 0: all held.
  */
 #include <purge.h>
 
@@ -34,10 +39,13 @@ struct arena {
 	size_t pg;
 	purge_queue *q;
 	uint8_t tag[REGION_PAGES];          /* 0: free, else the byte the owning run holds */
+	uint8_t bad[REGION_PAGES];          /* on_failure named it since it was freed */
 	uint8_t len[REGION_PAGES];          /* at a run's first page: its length in pages */
 	unsigned live[REGION_PAGES], nlive; /* first pages of live runs */
 	unsigned failures;
 	unsigned by_count, by_bytes, by_age; /* automatic flushes, by threshold */
+	unsigned zero_reuse, dirty_reuse;    /* allocations cancel called zero, or not */
+	int zeroed;                          /* the queue's advice zeroes (stats.zeroed) */
 };
 
 static int failed(const char *what, long n)
@@ -55,6 +63,28 @@ static void on_purge_failure(void *arg, void *addr, size_t len, int err)
 
 	fprintf(stderr, "pagerun: not purged %p+%zu: %s\n", addr, len, strerror(-err));
 	a->failures++;
+	for (size_t off = 0; off < len; off += a->pg)
+		a->bad[((unsigned char *)addr + off - a->base) / a->pg] = 1;
+}
+
+static int all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t b = 0; b < len; b++)
+		if (p[b] != 0)
+			return 0;
+	return 1;
+}
+
+/* The zero rule of purge.h: cancel answered 0, the advice zeroes, and no
+ * failure was reported for the run since it was freed. */
+static int reads_as_zero(const struct arena *a, unsigned i, unsigned n, int pending)
+{
+	if (pending || !a->zeroed)
+		return 0;
+	for (unsigned k = i; k < i + n; k++)
+		if (a->bad[k])
+			return 0;
+	return 1;
 }
 
 static uint32_t rnd(void)
@@ -92,9 +122,20 @@ static int run_alloc(struct arena *a, unsigned n, uint8_t tag)
 		return 0; /* region too fragmented: the caller frees instead */
 	p = a->base + (size_t)i * a->pg;
 	/* Integration point: reuse.  The pages may still be queued from an
-	 * earlier free; without this a later flush would wipe the new data. */
-	if (purge_cancel(a->q, p, n * a->pg) != 0)
+	 * earlier free; without this a later flush would wipe the new data.
+	 * The answer says whether any of it was still pending. */
+	int pending = purge_cancel(a->q, p, n * a->pg);
+	if (pending < 0)
 		return -1;
+	if (reads_as_zero(a, (unsigned)i, n, pending)) {
+		if (!all_zero(p, n * a->pg)) {
+			failed("cancel answered 0 but the run is not zero", i);
+			return -2;
+		}
+		a->zero_reuse++; /* calloc could skip its memset here */
+	} else {
+		a->dirty_reuse++;
+	}
 	memset(&a->tag[i], tag, n);
 	a->len[i] = (uint8_t)n;
 	a->live[a->nlive++] = (unsigned)i;
@@ -108,6 +149,7 @@ static int run_free(struct arena *a, unsigned k)
 
 	a->live[k] = a->live[--a->nlive];
 	memset(&a->tag[i], 0, n);
+	memset(&a->bad[i], 0, n);
 	/* Integration point: free.  No system call here unless a threshold is
 	 * crossed; then the whole queue, this run included, is purged. */
 	return purge_enqueue(a->q, a->base + (size_t)i * a->pg, n * a->pg);
@@ -157,9 +199,11 @@ static int check_thresholds(struct arena *a, const struct purge_config *cfg, int
 	return 0;
 }
 
+/* Ages come from CLOCK_MONOTONIC_COARSE, a tick (1-10 ms) at a time:
+ * sleep a little more than two ticks past the limit. */
 static void sleep_past(uint64_t ns)
 {
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(2 * ns)};
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(ns + 25 * 1000 * 1000)};
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
@@ -182,8 +226,10 @@ static int step(struct arena *a, const struct purge_config *cfg, unsigned op)
 	if (a->nlive == 0 || (!aged && rnd() % 2))
 		ret = run_alloc(a, 1 + rnd() % (op / 1000 % 2 ? MAX_RUN : 1),
 		                (uint8_t)(1 + op % 255));
-	if (ret < 0)
+	if (ret == -1)
 		return failed("purge_cancel", ret);
+	if (ret < 0)
+		return 1;
 	if (ret == 0 && (ret = run_free(a, rnd() % a->nlive)) != 0)
 		return failed("purge_enqueue", ret);
 	purge_get_stats(a->q, &after);
@@ -220,6 +266,8 @@ int main(void)
 	if (ret != 0)
 		return failed("purge_queue_init", ret);
 	a.base = map + qlen;
+	purge_get_stats(a.q, &st);
+	a.zeroed = st.zeroed;
 
 	for (unsigned op = 0; op < OPS; op++)
 		if (step(&a, &cfg, op))
@@ -232,10 +280,13 @@ int main(void)
 		return failed("final flush", ret);
 	if (!a.by_count || !a.by_bytes || !a.by_age)
 		return failed("a threshold never triggered", 0);
+	if (!a.zero_reuse || !a.dirty_reuse)
+		return failed("purge_cancel never answered both ways", a.zero_reuse);
 	printf("pagerun: ok: %s; automatic flushes by count %u, bytes %u, age %u; "
-	       "%llu process_madvise + %llu madvise calls\n",
+	       "reused runs known zero %u, dirty %u; %llu process_madvise + %llu madvise calls\n",
 	       st.backend == PURGE_BACKEND_VECTORED ? "vectored" : "loop", a.by_count, a.by_bytes,
-	       a.by_age, (unsigned long long)st.pmadv_calls, (unsigned long long)st.madv_calls);
+	       a.by_age, a.zero_reuse, a.dirty_reuse, (unsigned long long)st.pmadv_calls,
+	       (unsigned long long)st.madv_calls);
 	ret = purge_queue_destroy(a.q);
 	munmap(map, qlen + REGION_PAGES * a.pg);
 	return ret == 0 ? 0 : failed("purge_queue_destroy", ret);

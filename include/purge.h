@@ -5,16 +5,27 @@
  * loop where that is not available.  This header is the documentation.
  *
  * Conventions (liburing style):
- *  - every int function returns 0 (or a documented non-negative value) or
- *    a negative errno; no function changes errno;
+ *  - int functions return 0 (or a documented non-negative value) or a
+ *    negative errno; no function changes errno;
  *  - the library never calls malloc/free, creates no thread and installs no
  *    signal handler: it is safe to call from inside an allocator;
  *  - a queue is owned by one thread at a time unless it was created with
  *    PURGE_LOCKED, which makes every call on it thread-safe;
  *  - fork(): the child gets a copy of every queue, and its flushes advise
- *    the child's own memory (PIDFD_SELF names the caller).  As with any
- *    mutex, a PURGE_LOCKED queue that another thread was using at the fork
- *    must not be used in the child; the library installs no atfork handler.
+ *    the child's own memory (PIDFD_SELF names the caller).  A PURGE_LOCKED
+ *    queue that other threads use across a fork needs purge_fork_prepare(),
+ *    purge_fork_parent() and purge_fork_child() in the program's (or the
+ *    allocator's) atfork handlers; the library installs none.
+ *
+ * Reuse and zeroes.  Before reusing memory it enqueued, an allocator calls
+ * purge_cancel() on it.  The memory reads as zero when
+ *   1. purge_cancel() answered 0 (nothing of it was still pending: every
+ *      enqueued byte of it was settled by a flush),
+ *   2. the queue's advice zeroes (purge_stats.zeroed: MADV_DONTNEED or
+ *      MADV_DONTNEED_LOCKED on private anonymous memory), and
+ *   3. on_failure reported no range that overlaps it since it was enqueued,
+ * and nothing wrote to it after it was enqueued.  An answer of 1 means some
+ * of it was never purged: treat it as dirty.
  */
 #ifndef PURGE_H
 #define PURGE_H
@@ -26,19 +37,26 @@
 extern "C" {
 #endif
 
-#define PURGE_VERSION_MAJOR 1
+#define PURGE_VERSION_MAJOR 2
 #define PURGE_VERSION_MINOR 0
+#define PURGE_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH; purge_version() says what runs. */
+#define PURGE_VERSION                                                                              \
+	(PURGE_VERSION_MAJOR * 10000 + PURGE_VERSION_MINOR * 100 + PURGE_VERSION_PATCH)
 
 /* The kernel's limit on iovecs per process_madvise call (UIO_MAXIOV). */
 #define PURGE_BATCH_MAX 1024
 /* Defaults used when a config field is 0 (chosen from tools/purge-bench). */
 #define PURGE_DEFAULT_BATCH    1024
 #define PURGE_DEFAULT_CAPACITY 1024
+/* The largest capacity a queue takes. */
+#define PURGE_CAPACITY_MAX 16777215u
 
 /* purge_config.flags */
-#define PURGE_NO_COALESCE (1u << 0) /* submit ranges as enqueued: no sort, no merge */
+#define PURGE_NO_COALESCE (1u << 0) /* submit ranges as enqueued: no merging of neighbours */
 #define PURGE_TRIM        (1u << 1) /* shrink unaligned ranges inward to whole pages */
 #define PURGE_LOCKED      (1u << 2) /* internal lock: calls from many threads are safe */
+#define PURGE_INCREMENTAL (1u << 3) /* automatic flushes settle the oldest ranges only */
 
 /* purge_config.mode */
 #define PURGE_MODE_AUTO     0 /* process_madvise where the probe allows it, else the loop */
@@ -53,78 +71,106 @@ extern "C" {
 #define PURGE_ENV_BATCH (1u << 0)
 #define PURGE_ENV_MODE  (1u << 1)
 
+/* purge_stats_format() flags */
+#define PURGE_FORMAT_JSON (1u << 0)
+
+/* purge_stats.calls_by_iovecs: process_madvise calls with 1, 2-7, 8-63,
+ * 64-255, 256-1023 and 1024 iovecs */
+#define PURGE_STATS_IOV_BUCKETS 6
+
 typedef struct purge_queue purge_queue; /* opaque */
 
 /*
  * Queue configuration.  An all-zero struct (or a NULL pointer) gives the
- * documented defaults.
+ * documented defaults.  The struct keeps its size across 2.x releases:
+ * new fields take reserved space, where 0 keeps the old behaviour.
  */
 struct purge_config {
 	int advice;               /* 0 = MADV_DONTNEED; also MADV_FREE, MADV_DONTNEED_LOCKED,
 	                             MADV_COLD, MADV_PAGEOUT.  Anything else: -EINVAL. */
 	unsigned batch;           /* iovecs per process_madvise call, 1..1024;
 	                             0 = $PURGE_BATCH if valid, else PURGE_DEFAULT_BATCH */
-	unsigned capacity;        /* pending ranges held before an automatic flush;
-	                             0 = PURGE_DEFAULT_CAPACITY */
+	unsigned capacity;        /* pending ranges held before an automatic flush,
+	                             1..PURGE_CAPACITY_MAX; 0 = PURGE_DEFAULT_CAPACITY */
+	unsigned flags;           /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED |
+	                             PURGE_INCREMENTAL */
+	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
+	                             the oldest pending range is this old; 0 = none */
 	size_t max_pending_bytes; /* automatic flush once pending bytes exceed
 	                             this; 0 = no limit */
-	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
-	                             the oldest pending range is older; 0 = none */
 	size_t max_call_bytes;    /* bytes per syscall at most (bounds mmap_lock
 	                             hold time), rounded down to whole pages, at
 	                             least one page; 0 = the kernel's limit
 	                             (MAX_RW_COUNT, 2 GiB - 4 KiB) */
-	unsigned flags;           /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED */
 	int mode;                 /* PURGE_MODE_*; AUTO = $PURGE_MODE if valid, else AUTO */
-	/* Called once for every range that was NOT purged, with a negative
-	 * errno (-ENOMEM: hole in the range, -EINVAL: locked, PFNMAP, or
-	 * MADV_FREE on a non-anonymous mapping, -EPERM: sealed, -ENOSYS etc.:
-	 * process_madvise refused in PURGE_MODE_VECTORED, -EIO: the kernel
-	 * returned a count that names no range).  The range is what was
-	 * submitted: neighbours merged by coalescing, or one max_call_bytes
-	 * piece of a longer range.  Parts of it may have been purged (the
-	 * kernel advises around a hole): treat it as "not known to be zero".
-	 * The config is copied at init; the callback runs inside the library
-	 * call that flushed, with the queue busy: calls on the same queue from
-	 * inside it return -EBUSY. */
+	uint32_t reserved32;      /* must be zero */
+	/* Called once for every range, or part of one, that was NOT purged,
+	 * with a negative errno (-ENOMEM: hole in the range, -EINVAL: locked,
+	 * PFNMAP, or MADV_FREE on a non-anonymous mapping, -EPERM: sealed,
+	 * -ENOSYS etc.: process_madvise refused in PURGE_MODE_VECTORED, -EIO:
+	 * the kernel returned a count that names no range).  The range is what
+	 * was enqueued (after any cancel trimmed it), or the part of it one
+	 * system call covered when max_call_bytes cut it between calls:
+	 * neighbours that coalescing merged are tried again one by one when
+	 * the merged call fails, so only bad ranges are reported.
+	 * Parts of it may have been purged (the kernel advises around a hole):
+	 * treat it as "not known to be zero".  Runs inside the library call that
+	 * flushed, with the queue busy: calls on the same queue from inside it
+	 * return -EBUSY, except purge_get_stats, purge_get_batch and
+	 * purge_oldest_ns.  It must return normally: a longjmp out of it leaves
+	 * the queue busy for good (and, with PURGE_LOCKED, its lock held).
+	 * Thread cancellation is held off while it runs and acts at the
+	 * thread's next cancellation point after the library call. */
 	void (*on_failure)(void *arg, void *addr, size_t len, int err);
 	void *arg;
+	uint64_t reserved[7]; /* must be zero (-EINVAL otherwise) */
 };
 
 /* Counters, all in enqueued terms.  At every point:
- *   enqueued_bytes == purged_bytes + cancelled_bytes + failed_bytes + pending_bytes */
+ *   enqueued_bytes == purged_bytes + cancelled_bytes + failed_bytes + pending_bytes
+ * The struct keeps its size across 2.x releases (reserved space). */
 struct purge_stats {
 	uint64_t enqueued_ranges; /* accepted by purge_enqueue (after trimming) */
 	uint64_t enqueued_bytes;
-	uint64_t merged_ranges;   /* ranges folded into a neighbour by coalescing */
+	uint64_t merged_ranges;   /* ranges submitted in one iovec with a neighbour */
 	uint64_t cancelled_bytes; /* removed by purge_cancel */
-	uint64_t flushes;         /* flushes that had ranges to purge */
-	uint64_t auto_flushes;    /* of those, started by a threshold in enqueue */
+	uint64_t flushes;         /* flushes that had ranges to settle, partial ones included */
+	uint64_t auto_flushes;    /* of those, started inside purge_enqueue or purge_cancel */
 	uint64_t pmadv_calls;     /* process_madvise system calls */
 	uint64_t madv_calls;      /* madvise system calls */
 	uint64_t short_counts;    /* process_madvise calls that stopped early */
 	uint64_t fallbacks;       /* times a flush switched to the madvise loop */
 	uint64_t purged_bytes;    /* accepted by the kernel */
 	uint64_t failed_ranges;   /* reported through on_failure */
-	uint64_t failed_bytes;
-	uint64_t pending_ranges; /* waiting for a flush */
+	uint64_t failed_bytes;    /* their lengths, summed */
+	uint64_t pending_ranges;  /* waiting for a flush */
 	uint64_t pending_bytes;
-	int advice;           /* the advice in effect (MADV_DONTNEED when MADV_FREE was
-	                         asked for on a kernel without it) */
-	int backend;          /* PURGE_BACKEND_* this queue uses now */
-	int zeroed;           /* 1: purged private anonymous pages read back as zero
-	                         (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
-	                         written (MADV_FREE) or kept (COLD, PAGEOUT) */
-	unsigned env_ignored; /* PURGE_ENV_* knobs that were set but invalid */
+	uint64_t flush_ns;     /* time spent in flushes (CLOCK_MONOTONIC) */
+	uint64_t flush_max_ns; /* the longest flush */
+	uint64_t call_max_ns;  /* the longest single system call */
+	uint64_t call_iovecs;  /* iovecs over all process_madvise calls */
+	uint64_t calls_by_iovecs[PURGE_STATS_IOV_BUCKETS];
+	int advice;            /* the advice in effect (MADV_DONTNEED when MADV_FREE was
+	                          asked for on a kernel without it) */
+	int backend;           /* PURGE_BACKEND_* this queue's next flush uses */
+	int zeroed;            /* 1: purged private anonymous pages read back as zero
+	                          (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
+	                          written (MADV_FREE) or kept (COLD, PAGEOUT) */
+	unsigned env_ignored;  /* PURGE_ENV_* knobs that were set but invalid */
+	uint64_t reserved[16]; /* zero */
 };
 
+/* MAJOR * 10000 + MINOR * 100 + PATCH of the library that runs. */
+int purge_version(void);
+
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default): 24 bytes a range plus a small header.  Returns 0 when
- * capacity exceeds 16777215 (the largest a queue takes). */
+ * (0 = default): about 140 bytes a range plus 40 KiB.  Returns 0 when
+ * capacity exceeds PURGE_CAPACITY_MAX or the size does not fit a size_t. */
 size_t purge_queue_bytes(unsigned capacity);
 
 /* Build a queue inside caller memory `mem` of `size` bytes (at least
- * purge_queue_bytes(capacity), aligned to 16 bytes).  The memory must stay
+ * purge_queue_bytes(capacity), aligned to 16 bytes; only the first few KiB
+ * are written here, the rest as ranges arrive).  The memory must stay
  * valid until purge_queue_destroy().  Makes two system calls: madvise(NULL,
  * 0, advice) to check that the kernel knows the advice (MADV_FREE unknown:
  * the queue uses MADV_DONTNEED and says so in its stats), and, in
@@ -142,46 +188,74 @@ int purge_queue_create(purge_queue **qp, const struct purge_config *cfg);
  * returns; the queue is gone either way unless -EBUSY or -EINVAL. */
 int purge_queue_destroy(purge_queue *q);
 
-/* Queue [addr, addr+len) to be purged.  O(1) amortised; makes no system call
- * unless this range fills the queue or crosses max_pending_bytes or
- * max_delay_ns; then it flushes the whole queue, this range included.
+/* Queue [addr, addr+len) to be purged.  O(1), no system call, unless the
+ * range fills the queue (capacity) or crosses max_pending_bytes or
+ * max_delay_ns: then an automatic flush settles the whole queue, this
+ * range included, or, with PURGE_INCREMENTAL, the oldest `batch` ranges at
+ * a time until the queue is back under every threshold it crossed.
  * len == 0 is a no-op.  Without PURGE_TRIM, addr and len must be page
  * multiples; with it the range is shrunk inward (and a range with no whole
- * page is a no-op).  Returns 0, or -EINVAL (NULL queue or address, unaligned,
- * addr+len overflows or passes the architecture's largest user address:
- * 2^56 on x86_64, where a 4-level machine stops at 2^47 and such a range
- * fails at flush time instead), -EBUSY (called from on_failure).
+ * page is a no-op).  Returns 0, or -EINVAL (NULL queue or address,
+ * unaligned, addr+len overflows or passes the architecture's largest user
+ * address: 2^56 on x86_64, where a 4-level machine stops at 2^47 and such a
+ * range fails at flush time instead), -EBUSY (called from on_failure).
  * Failures of an automatic flush are reported through stats and on_failure,
  * not through this return value. */
 int purge_enqueue(purge_queue *q, void *addr, size_t len);
 
 /* Remove every pending byte in [addr, addr+len): ranges inside it are
- * dropped, ranges overlapping it are trimmed or split.  Afterwards no byte
- * of the interval is purged by this queue.  Call it before reusing memory.
- * Unaligned bounds are widened outward to pages (never purge too much);
- * len == 0 is a no-op.  Returns 0, -EINVAL (NULL queue, addr+len overflows)
- * or -EBUSY.  A split needs a free slot: when the queue is full, the far
- * part of the split range is purged at once instead (it was enqueued and is
- * outside the interval, so this is only early, never wrong). */
+ * dropped, ranges overlapping it are trimmed or split (a split part keeps
+ * its age).  Afterwards no byte of the interval is purged by this queue.
+ * Call it before reusing memory.  Unaligned bounds are widened outward to
+ * pages (never purge too much); len == 0 is a no-op.  O(log n) per pending
+ * range it touches; the first cancel after enqueues also indexes them
+ * (O(log n) each, or O(n) in bulk).  No system call, except when splits
+ * have used up the queue's spare room (the oldest `batch` ranges are
+ * settled first) or more than 32 enqueues overlapped pending bytes (those
+ * are settled).  Returns 1 when it removed pending bytes (they were never
+ * purged by this queue), 0 when nothing in the interval was pending, or
+ * -EINVAL (NULL queue, addr+len overflows), -EBUSY. */
 int purge_cancel(purge_queue *q, void *addr, size_t len);
 
-/* Coalesce and purge everything pending.  Every pending byte ends purged or
- * reported failed.  Returns the number of on_failure reports it made (>= 0),
- * or -EINVAL (NULL), -EBUSY (called from on_failure).
- * A flush holds the queue (and, with PURGE_LOCKED, its lock) from start to
- * end, and purge_stats.flushes counts it as it starts: once flushes has moved
- * past the value read after an enqueue, that range is settled (purged, or
- * reported through on_failure).  Automatic flushes in purge_enqueue() behave
- * the same way. */
+/* Settle everything pending, merging ranges that touch.  Every pending
+ * byte ends purged or reported failed.  Returns the number of on_failure
+ * reports it made (>= 0), or -EINVAL (NULL), -EBUSY (called from
+ * on_failure).  O(n) plus the system calls.  A flush holds the queue (and,
+ * with PURGE_LOCKED, its lock) from start to end. */
 int purge_flush(purge_queue *q);
 
+/* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
+ * purge_flush).  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
+ * may lag CLOCK_MONOTONIC by a tick (1-10 ms): a range may count as that
+ * much older, never younger.  Returns what purge_flush returns.  O(k log k)
+ * for the k ranges settled, plus the system calls. */
+int purge_flush_older(purge_queue *q, uint64_t age_ns);
+
+/* Settle the oldest ranges until at most keep_bytes are pending.  Returns
+ * what purge_flush returns.  O(k log k) for the k ranges settled. */
+int purge_flush_to(purge_queue *q, size_t keep_bytes);
+
+/* CLOCK_MONOTONIC ns (read from CLOCK_MONOTONIC_COARSE) at which the oldest
+ * pending range was enqueued; 0 when nothing is pending or q is NULL.  An
+ * event loop schedules its next purge_flush_older from it: no daemon.
+ * O(1). */
+uint64_t purge_oldest_ns(const purge_queue *q);
+
 /* Iovecs per process_madvise call for the next flushes, 1..PURGE_BATCH_MAX.
- * Returns 0 or -EINVAL (batch unchanged). */
+ * Returns 0, -EINVAL (batch unchanged) or -EBUSY (from on_failure). */
 int purge_set_batch(purge_queue *q, unsigned batch);
 unsigned purge_get_batch(const purge_queue *q); /* 0 for a NULL queue */
 
-/* Snapshot of the queue's counters; all zero for a NULL queue. */
+/* Snapshot of the queue's counters; all zero for a NULL queue.  O(1). */
 void purge_get_stats(const purge_queue *q, struct purge_stats *out);
+
+/* Writes the counters into buf (at most len bytes, NUL-terminated when len
+ * > 0) as "name value" lines, or as one JSON object with PURGE_FORMAT_JSON.
+ * Returns the length the whole text needs, without the NUL (snprintf
+ * style: larger than len - 1 means it was cut), or -EINVAL (NULL st, NULL
+ * buf with len > 0, unknown flags).  No allocation; safe in a signal
+ * handler or at exit. */
+int purge_stats_format(const struct purge_stats *st, char *buf, size_t len, unsigned flags);
 
 /* The path this process uses for `advice` (0 = MADV_DONTNEED) in
  * PURGE_MODE_AUTO: PURGE_BACKEND_VECTORED or PURGE_BACKEND_LOOP.  Runs the
@@ -189,6 +263,15 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out);
  * honours PURGE_MODE=loop.  -EINVAL for an advice the library does not
  * take. */
 int purge_backend(int advice);
+
+/* For atfork handlers of programs that share a PURGE_LOCKED queue between
+ * threads and fork: prepare takes the queue (waits for the call in
+ * progress), parent gives it back, child makes it usable in the child
+ * (whatever another thread of the parent was doing with it).  No-ops for
+ * queues without PURGE_LOCKED and for NULL. */
+void purge_fork_prepare(purge_queue *q);
+void purge_fork_parent(purge_queue *q);
+void purge_fork_child(purge_queue *q);
 
 #ifdef __cplusplus
 }

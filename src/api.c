@@ -1,25 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Public entry points: argument checks, the optional queue lock, the
- * re-entry guard, and errno preservation (functions report through their
- * return value and leave errno as they found it).
+ * re-entry guard (calls from on_failure answer -EBUSY), and errno
+ * preservation (functions report through their return value and leave
+ * errno as they found it).
  */
+#include "compat.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-static void lock(const purge_queue *q)
+/* Highest user address + 1 where the ABI fixes it; elsewhere the kernel's
+ * EFAULT on such a range is handled by flush.c. */
+#if defined(__x86_64__) || (defined(__riscv) && __riscv_xlen == 64)
+#define USER_TOP ((uintptr_t)1 << 56) /* 5-level paging; 4-level stops at 2^47 */
+#elif defined(__aarch64__)
+#define USER_TOP ((uintptr_t)1 << 52)
+#else
+#define USER_TOP UINTPTR_MAX
+#endif
+
+#define SPARE 2 /* free pieces a cancel needs: one split, plus the one it trims */
+
+int purge_version(void)
 {
-	if (q->set.flags & PURGE_LOCKED)
-		pthread_mutex_lock((pthread_mutex_t *)&q->lock);
+	return PURGE_VERSION;
 }
 
-static void unlock(const purge_queue *q)
+/* Takes the queue: its lock, unless the caller is inside its flush.
+ * On 0 the caller must leave(). */
+static int enter(purge_queue *q)
 {
-	if (q->set.flags & PURGE_LOCKED)
-		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
+	if (!q)
+		return -EINVAL;
+	purge__lock(q);
+	if (q->busy) {
+		purge__unlock(q);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int leave(purge_queue *q, int saved, int ret)
+{
+	purge__unlock(q);
+	errno = saved;
+	return ret;
 }
 
 int purge_queue_init(purge_queue **qp, void *mem, size_t size, const struct purge_config *cfg)
@@ -54,17 +84,12 @@ int purge_queue_create(purge_queue **qp, const struct purge_config *cfg)
 
 int purge_queue_destroy(purge_queue *q)
 {
-	int saved = errno, ret;
+	int saved = errno, ret = enter(q);
 
-	if (!q)
-		return -EINVAL;
-	lock(q);
-	if (q->busy) {
-		unlock(q);
-		return -EBUSY;
-	}
-	ret = purge__flush(q);
-	unlock(q);
+	if (ret)
+		return ret;
+	ret = purge__drain_all(q, false);
+	purge__unlock(q);
 	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_destroy(&q->lock);
 	if (q->map_len)
@@ -73,59 +98,112 @@ int purge_queue_destroy(purge_queue *q)
 	return ret;
 }
 
-/* Runs op under the queue's lock unless the queue is inside a flush. */
-static int guarded(purge_queue *q, int (*op)(purge_queue *, void *, size_t), void *addr, size_t len)
+/* Validate and page-trim [addr, addr+len) into [*s, *e); 1 = nothing left. */
+static int normalise(const purge_queue *q, void *addr, size_t len, uintptr_t *s, uintptr_t *e)
 {
-	int saved = errno, ret;
+	uintptr_t a = (uintptr_t)addr, mask = q->page - 1;
 
-	if (!q)
+	if (!addr || a + len < a || a + len > USER_TOP)
 		return -EINVAL;
-	lock(q);
-	ret = q->busy ? -EBUSY : op(q, addr, len);
-	unlock(q);
-	errno = saved;
-	return ret;
+	if (q->set.flags & PURGE_TRIM) {
+		*s = (a + mask) & ~mask;
+		*e = (a + len) & ~mask;
+		return *e > *s ? 0 : 1;
+	}
+	if ((a | len) & mask)
+		return -EINVAL;
+	*s = a;
+	*e = a + len;
+	return 0;
 }
 
 int purge_enqueue(purge_queue *q, void *addr, size_t len)
 {
-	return guarded(q, purge__enqueue, addr, len);
+	int saved = errno, ret = enter(q);
+	uintptr_t s, e;
+
+	if (ret || len == 0)
+		return ret ? ret : leave(q, saved, 0);
+	ret = normalise(q, addr, len, &s, &e);
+	if (ret)
+		return leave(q, saved, ret < 0 ? ret : 0);
+	purge__drain_room(q, 1); /* only after cancels split ranges */
+	uint64_t now = q->be->now(q->be->ctx, true);
+	purge__store_add(&q->s, s, e, now);
+	purge__books_enqueued(q, e - s);
+	purge__drain_auto(q, now);
+	return leave(q, saved, 0);
 }
 
 int purge_cancel(purge_queue *q, void *addr, size_t len)
 {
-	return guarded(q, purge__cancel, addr, len);
-}
+	int saved = errno, ret = enter(q);
+	uintptr_t a = (uintptr_t)addr;
 
-static int flush_op(purge_queue *q, void *addr, size_t len)
-{
-	(void)addr;
-	(void)len;
-	return purge__flush(q);
+	if (ret || len == 0)
+		return ret ? ret : leave(q, saved, 0);
+	if (a + len < a || a + len > UINTPTR_MAX - (q->page - 1))
+		return leave(q, saved, -EINVAL);
+	/* widen outward: cancelling too much is safe, too little is not */
+	uintptr_t s = a & ~(q->page - 1), e = (a + len + q->page - 1) & ~(q->page - 1);
+	struct purge__cut cut;
+	purge__drain_room(q, SPARE);
+	purge__store_cancel(&q->s, s, e, &cut);
+	purge__books_cancelled(q, &cut);
+	purge__drain_ovl(q);
+	return leave(q, saved, cut.bytes != 0);
 }
 
 int purge_flush(purge_queue *q)
 {
-	return guarded(q, flush_op, NULL, 0);
+	int saved = errno, ret = enter(q);
+
+	return ret ? ret : leave(q, saved, purge__drain_all(q, false));
+}
+
+int purge_flush_older(purge_queue *q, uint64_t age_ns)
+{
+	int saved = errno, ret = enter(q);
+
+	return ret ? ret : leave(q, saved, purge__drain_older(q, age_ns));
+}
+
+int purge_flush_to(purge_queue *q, size_t keep_bytes)
+{
+	int saved = errno, ret = enter(q);
+
+	return ret ? ret : leave(q, saved, purge__drain_to(q, keep_bytes));
+}
+
+uint64_t purge_oldest_ns(const purge_queue *q)
+{
+	if (!q)
+		return 0;
+	purge__lock(q);
+	uint64_t t = purge__store_oldest(&q->s);
+	purge__unlock(q);
+	return t;
 }
 
 int purge_set_batch(purge_queue *q, unsigned batch)
 {
-	if (!q || batch == 0 || batch > PURGE_BATCH_MAX)
-		return -EINVAL;
-	lock(q);
-	q->set.batch = batch; /* a flush in progress keeps planning with it: harmless */
-	unlock(q);
-	return 0;
+	int saved = errno, ret = enter(q);
+
+	if (ret)
+		return ret;
+	if (batch == 0 || batch > PURGE_BATCH_MAX)
+		return leave(q, saved, -EINVAL);
+	q->set.batch = batch;
+	return leave(q, saved, 0);
 }
 
 unsigned purge_get_batch(const purge_queue *q)
 {
 	if (!q)
 		return 0;
-	lock(q);
+	purge__lock(q);
 	unsigned b = q->set.batch;
-	unlock(q);
+	purge__unlock(q);
 	return b;
 }
 
@@ -133,22 +211,24 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 {
 	if (!out)
 		return;
-	if (!q) {
-		memset(out, 0, sizeof(*out));
+	memset(out, 0, sizeof(*out));
+	if (!q)
 		return;
-	}
-	lock(q);
+	purge__lock(q);
 	*out = q->st;
 	out->advice = q->set.advice;
 	out->backend = q->backend;
+	/* another queue may have demoted the process since our last flush */
+	if (q->set.mode == PURGE_MODE_AUTO && q->be->path(q->be->ctx, q->set.advice, false) > 0)
+		out->backend = q->be->path(q->be->ctx, q->set.advice, false);
 	out->zeroed = purge__advice_zeroes(q->set.advice);
 	out->env_ignored = q->set.env_ignored;
-	unlock(q);
+	purge__unlock(q);
 }
 
 int purge_backend(int advice)
 {
-	int saved = errno, why = 0, ret;
+	int saved = errno, ret;
 
 	if (advice == 0)
 		advice = MADV_DONTNEED;
@@ -157,7 +237,7 @@ int purge_backend(int advice)
 	if (purge__env_mode() == PURGE_MODE_LOOP)
 		ret = PURGE_BACKEND_LOOP;
 	else
-		ret = purge__probe(advice, &why);
+		ret = purge__probe(advice);
 	errno = saved;
 	return ret;
 }

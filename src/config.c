@@ -6,6 +6,8 @@
  * invalid: a typo in the environment must not stop an allocator from starting.
  *   PURGE_BATCH = 1..1024          PURGE_MODE = auto | vectored | loop
  */
+#include "compat.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -89,17 +91,26 @@ int purge__env_mode(void)
 	return -2;
 }
 
+static bool reserved_zero(const struct purge_config *c)
+{
+	uint64_t any = c->reserved32;
+
+	for (size_t i = 0; i < sizeof(c->reserved) / sizeof(c->reserved[0]); i++)
+		any |= c->reserved[i];
+	return any == 0;
+}
+
 static int check_config(const struct purge_config *c)
 {
+	const unsigned flags = PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL;
+
 	if (c->advice != 0 && !purge__advice_supported(c->advice))
 		return -EINVAL;
-	if (c->batch > PURGE_BATCH_MAX)
+	if (c->batch > PURGE_BATCH_MAX || c->capacity > PURGE_CAPACITY_MAX)
 		return -EINVAL;
 	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
 		return -EINVAL;
-	if (c->flags & ~(PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED))
-		return -EINVAL;
-	if (c->capacity > (UINT_MAX >> 8)) /* keeps purge_queue_bytes() exact */
+	if ((c->flags & ~flags) || !reserved_zero(c))
 		return -EINVAL;
 	return 0;
 }

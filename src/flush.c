@@ -1,274 +1,277 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Cut the pending ranges into process_madvise calls of at most `batch`
- * iovecs and `call_bytes` bytes, resume after partial progress, and attribute
- * every failure to its range.  Talks to the kernel only through q->be.
+ * Settle a sorted list of pending ranges: cut it into process_madvise calls
+ * of at most `batch` iovecs and `call_bytes` bytes, merging ranges that
+ * touch into one iovec, resume after partial progress, and book every byte
+ * of every range as purged or failed.  Talks to the kernel through q->be.
  *
- * The pending array is handed to the kernel as is (struct iovec): a call
- * covers v[first .. first+cnt), the last one possibly cut short by the byte
- * cap; entries are advanced in place as their bytes are settled.
+ * A merged iovec that fails is never reported as a whole: its ranges go
+ * again one iovec each ("solo"), so that one bad range (a hole, an mlocked
+ * or sealed page, MADV_FREE on a shared mapping) never stops its
+ * neighbours and only its own bytes are reported.  Re-advising the good
+ * parts is harmless: DONTNEED, FREE, COLD and PAGEOUT are idempotent.
  */
+#include "compat.h"
+
 #include <errno.h>
-#include <limits.h>
 
 #include "internal.h"
 
-struct call {
-	size_t first; /* first entry in the call */
-	size_t cnt;   /* iovecs in the call */
-	size_t cut;   /* length of the last iovec when the byte cap cut it, else 0 */
-	size_t bytes; /* bytes asked */
+struct run {
+	purge_queue *q;
+	const struct purge__kv *sel; /* key: start, val: length */
+	size_t n;
+	size_t i, off; /* cursor: the first byte not settled is sel[i].key + off */
+	size_t solo;   /* ranges below this index are submitted alone */
+	size_t merged; /* joins made by the last plan */
+	int path;      /* PURGE_BACKEND_* in use */
+	int refused;   /* forced vectored, refused: the rest fails with it */
 };
 
-static size_t skip_empty(const struct iovec *v, size_t i, size_t n)
+/* ---- system calls, timed and counted ------------------------------------ */
+
+static ssize_t call_pmadv(struct run *r, const struct iovec *iov, size_t k)
 {
-	while (i < n && v[i].iov_len == 0)
-		i++;
-	return i;
-}
+	const struct purge__backend *be = r->q->be;
+	uint64_t t0 = be->now(be->ctx, false);
+	ssize_t ret = be->pmadv(be->ctx, iov, k, r->q->set.advice);
 
-static size_t piece_len(const struct iovec *v, const struct call *c, size_t j)
-{
-	return j == c->first + c->cnt - 1 && c->cut ? c->cut : v[j].iov_len;
-}
-
-/* Settle the first `len` bytes of v[j] as purged (err == 0) or failed, and
- * move v[j] past them.  Once v[j] is used up, the bytes merged into it from
- * overlapping enqueues (dup[j]) share the outcome of its last piece. */
-static void consume(purge_queue *q, struct iovec *v, size_t *dup, size_t j, size_t len, int err)
-{
-	void *base = v[j].iov_base;
-
-	v[j].iov_base = (char *)base + len;
-	v[j].iov_len -= len;
-	if (v[j].iov_len == 0) {
-		size_t d = dup ? dup[j] : 0; /* no dup[] without coalescing */
-		q->st.pending_ranges--;
-		q->st.pending_bytes -= d;
-		if (err)
-			q->st.failed_bytes += d;
-		else
-			q->st.purged_bytes += d;
-	}
-	if (err)
-		purge__account_failed(q, base, len, err);
-	else
-		purge__account_purged(q, len);
-}
-
-/* The errno of one range: madvise() it alone, which also re-applies it
- * harmlessly (DONTNEED/FREE are idempotent; kernel-notes §9.6).  A forced
- * vectored queue asks process_madvise instead, so it never uses madvise. */
-static int attribute(purge_queue *q, struct iovec *piece)
-{
-	const struct purge__backend *be = q->be;
-
-	if (q->set.mode == PURGE_MODE_VECTORED) {
-		q->st.pmadv_calls++;
-		ssize_t r = be->pmadv(be->ctx, piece, 1, q->set.advice);
-		return r == (ssize_t)piece->iov_len ? 0 : r < 0 ? (int)r : -EIO;
-	}
-	q->st.madv_calls++;
-	return be->madv(be->ctx, piece->iov_base, piece->iov_len, q->set.advice);
-}
-
-static void loop_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t i, size_t n)
-{
-	const struct purge__backend *be = q->be;
-
-	for (; i < n; i++) {
-		while (v[i].iov_len) {
-			size_t len =
-			    v[i].iov_len < q->set.call_bytes ? v[i].iov_len : q->set.call_bytes;
-			q->st.madv_calls++;
-			int err = be->madv(be->ctx, v[i].iov_base, len, q->set.advice);
-			consume(q, v, dup, i, len, err);
-		}
-	}
-}
-
-/* process_madvise is refused for good (seccomp, old kernel): remember it for
- * the process, then finish this batch through the loop, or report it when
- * the queue is forced to the vectored path. */
-static size_t refuse(purge_queue *q, struct iovec *v, size_t *dup, size_t i, size_t n, int err)
-{
-	q->be->demote(q->be->ctx, q->set.advice, err);
-	if (q->set.mode == PURGE_MODE_VECTORED) {
-		for (; i < n; i++)
-			if (v[i].iov_len)
-				consume(q, v, dup, i, v[i].iov_len, err);
-		return n;
-	}
-	q->st.fallbacks++;
-	q->backend = PURGE_BACKEND_LOOP;
-	loop_ranges(q, v, dup, i, n);
-	return n;
-}
-
-static void plan_call(const purge_queue *q, const struct iovec *v, size_t i, size_t n,
-                      struct call *c)
-{
-	size_t cap = q->set.call_bytes;
-
-	*c = (struct call){.first = i};
-	for (; i < n && c->cnt < q->set.batch; i++) {
-		size_t len = v[i].iov_len, room = cap - c->bytes;
-		if (len > room) {
-			/* room is a page multiple: 0 or a real piece */
-			if (room) {
-				c->cnt++;
-				c->cut = room;
-				c->bytes += room;
-			}
-			return;
-		}
-		c->bytes += len;
-		c->cnt++;
-	}
-}
-
-static ssize_t submit(purge_queue *q, struct iovec *v, const struct call *c)
-{
-	struct iovec *last = &v[c->first + c->cnt - 1];
-	size_t keep = last->iov_len;
-
-	if (c->cut)
-		last->iov_len = c->cut;
-	q->st.pmadv_calls++;
-	ssize_t ret = q->be->pmadv(q->be->ctx, &v[c->first], c->cnt, q->set.advice);
-	last->iov_len = keep;
+	purge__books_call(r->q, k, be->now(be->ctx, false) - t0);
 	return ret;
 }
 
-/* Settle the iovecs wholly inside the first `done` bytes; returns the index
- * of the first one that is not (the failing iovec of a short count). */
-static size_t settle_prefix(purge_queue *q, struct iovec *v, size_t *dup, const struct call *c,
-                            size_t done)
+static int call_madv(struct run *r, const struct iovec *v)
 {
-	size_t j = c->first, end = c->first + c->cnt;
+	const struct purge__backend *be = r->q->be;
+	uint64_t t0 = be->now(be->ctx, false);
+	int ret = be->madv(be->ctx, v->iov_base, v->iov_len, r->q->set.advice);
 
-	for (size_t len; j < end && (len = piece_len(v, c, j)) <= done; j++) {
-		done -= len;
-		consume(q, v, dup, j, len, 0);
+	purge__books_call(r->q, 0, be->now(be->ctx, false) - t0);
+	return ret;
+}
+
+/* The errno of one range alone (docs/kernel-notes.md §9.6).  A forced
+ * vectored queue asks process_madvise, so it never calls madvise. */
+static int attribute(struct run *r, const struct iovec *v)
+{
+	if (r->q->set.mode != PURGE_MODE_VECTORED)
+		return call_madv(r, v);
+	ssize_t ret = call_pmadv(r, v, 1);
+	return ret == (ssize_t)v->iov_len ? 0 : ret < 0 ? (int)ret : -EIO;
+}
+
+/* ---- the cursor ---------------------------------------------------------- */
+
+/* Book the next len bytes from the cursor, range by range. */
+static void settle(struct run *r, size_t len, int err)
+{
+	size_t bytes = 0, done = 0;
+
+	while (len > 0) {
+		const struct purge__kv *p = &r->sel[r->i];
+		size_t part = p->val - r->off < len ? p->val - r->off : len;
+		bool last = r->off + part == p->val;
+		if (err)
+			purge__books_failed(r->q, (void *)(p->key + r->off), part, err, last);
+		bytes += part;
+		done += last;
+		len -= part;
+		r->off = last ? 0 : r->off + part;
+		r->i += last;
 	}
-	return j;
+	if (!err)
+		purge__books_purged(r->q, bytes, done);
 }
 
-/* Settle iov[j] of the call; returns where to go on from: j itself, which
- * still holds the rest of a cut range, or is empty and skipped. */
-static size_t settle_one(purge_queue *q, struct iovec *v, size_t *dup, const struct call *c,
-                         size_t j, int err)
+static bool can_join(const struct run *r, size_t left)
 {
-	consume(q, v, dup, j, piece_len(v, c, j), err);
-	return j;
+	return !(r->q->set.flags & PURGE_NO_COALESCE) && left >= r->solo;
 }
 
-/* process_madvise returned -1: errno is about the whole call or iov[0]
- * (kernel-notes §9.7).  Returns the next entry to submit. */
-static size_t settle_error(purge_queue *q, struct iovec *v, size_t *dup, size_t n,
-                           const struct call *c, int err)
+/* The iovec that starts at (*j, *o), at most room bytes: ranges that touch
+ * join it.  Moves (*j, *o) past it and returns its length. */
+static size_t segment(struct run *r, size_t *j, size_t *o, size_t room)
 {
-	size_t j = c->first;
-	struct iovec p0 = {v[j].iov_base, piece_len(v, c, j)};
+	size_t len = 0;
 
-	if (err == -ENOSYS || err == -EBADF || err == -ESRCH)
-		return refuse(q, v, dup, j, n, err);
-	if (err == -EPERM && q->set.mode != PURGE_MODE_VECTORED) {
+	for (;;) {
+		const struct purge__kv *p = &r->sel[*j];
+		size_t part = p->val - *o;
+		if (part > room - len) {
+			*o += room - len;
+			return room;
+		}
+		len += part;
+		*o = 0;
+		if (++*j == r->n || len == room || !can_join(r, *j - 1) ||
+		    r->sel[*j].key != p->key + p->val)
+			return len;
+		r->merged++;
+	}
+}
+
+/* The next call from the cursor: iovecs in q->iov, where each starts in
+ * q->ioslot.  Returns the iovec count; *bytes their total. */
+static size_t plan(struct run *r, size_t batch, size_t *bytes)
+{
+	purge_queue *q = r->q;
+	size_t k = 0, j = r->i, o = r->off, room = q->set.call_bytes, total = 0;
+
+	r->merged = 0;
+	while (k < batch && j < r->n && total < room) {
+		q->ioslot[k] = (struct purge__slot){j, o};
+		size_t len = segment(r, &j, &o, room - total);
+		q->iov[k].iov_base = (void *)(r->sel[q->ioslot[k].piece].key + q->ioslot[k].off);
+		q->iov[k++].iov_len = len;
+		total += len;
+	}
+	*bytes = total;
+	return k;
+}
+
+/* ---- failures ------------------------------------------------------------ */
+
+/* iovec f failed and the cursor is at its start.  Merged ranges go again
+ * alone; a range alone is booked with err (0: ask the kernel). */
+static void failed_iovec(struct run *r, size_t f, int err)
+{
+	const struct purge__slot *at = &r->q->ioslot[f];
+	const struct iovec *v = &r->q->iov[f];
+	size_t j = at->piece, left = v->iov_len + at->off;
+
+	if (left > r->sel[j].val) {
+		while (left > r->sel[j].val)
+			left -= r->sel[j++].val;
+		r->solo = j + 1;
+		return;
+	}
+	settle(r, v->iov_len, err ? err : attribute(r, v));
+}
+
+/* process_madvise is refused for good (seccomp, old kernel): remember it
+ * for the process; a forced vectored queue reports the rest, any other
+ * goes on with the loop. */
+static void refuse(struct run *r, int err)
+{
+	purge_queue *q = r->q;
+
+	q->be->demote(q->be->ctx, q->set.advice);
+	if (q->set.mode == PURGE_MODE_VECTORED) {
+		r->refused = err;
+		return;
+	}
+	r->path = q->backend = PURGE_BACKEND_LOOP;
+	purge__books_fallback(q);
+}
+
+/* The call's ranges, each piece asked alone. */
+static void each_alone(struct run *r, size_t bytes)
+{
+	while (bytes > 0) {
+		const struct purge__kv *p = &r->sel[r->i];
+		size_t part = p->val - r->off < bytes ? p->val - r->off : bytes;
+		struct iovec v = {(void *)(p->key + r->off), part};
+		settle(r, part, attribute(r, &v));
+		bytes -= part;
+	}
+}
+
+/* -1 from process_madvise: errno is about the whole call or iov[0]
+ * (docs/kernel-notes.md §9.7). */
+static void call_error(struct run *r, size_t bytes, int err)
+{
+	if (err == -ENOSYS || err == -EBADF || err == -ESRCH) {
+		refuse(r, err);
+	} else if (err == -EPERM && r->q->set.mode != PURGE_MODE_VECTORED) {
 		/* sealed iov[0] (madvise fails alike) or a seccomp filter */
-		int r = attribute(q, &p0);
-		settle_one(q, v, dup, c, j, r);
-		return r == -EPERM ? j : refuse(q, v, dup, skip_empty(v, j, n), n, err);
-	}
-	if (err == -EINVAL || err == -ENOMEM || err == -EPERM) {
-		/* about iov[0] now that the path is known to work */
-		return settle_one(q, v, dup, c, j, attribute(q, &p0));
-	}
-	/* EFAULT (a range past TASK_SIZE) and the rest tell nothing about
-	 * which range: ask each one of this call alone */
-	for (; j < c->first + c->cnt; j++) {
-		struct iovec p = {v[j].iov_base, piece_len(v, c, j)};
-		consume(q, v, dup, j, p.iov_len, attribute(q, &p));
-	}
-	return c->first;
-}
-
-/* The whole call succeeded (the common case): settle it in one step, without
- * touching the entries, which are never looked at again; only a cut last
- * entry moves past the part done.  Returns the entry to go on from. */
-static size_t settle_all(purge_queue *q, struct iovec *v, const size_t *dup, const struct call *c)
-{
-	size_t end = c->first + c->cnt, whole = c->cut ? end - 1 : end, bytes = c->bytes;
-
-	for (size_t j = c->first; dup && j < whole; j++)
-		bytes += dup[j];
-	q->st.purged_bytes += bytes;
-	q->st.pending_bytes -= bytes;
-	q->st.pending_ranges -= whole - c->first;
-	if (c->cut) {
-		v[whole].iov_base = (char *)v[whole].iov_base + c->cut;
-		v[whole].iov_len -= c->cut;
-	}
-	return whole;
-}
-
-/* Returns the entry to go on from (settled ones are empty and skipped). */
-static size_t settle(purge_queue *q, struct iovec *v, size_t *dup, size_t n, const struct call *c,
-                     ssize_t ret)
-{
-	if (ret < 0)
-		return settle_error(q, v, dup, n, c, (int)ret);
-	if ((size_t)ret >= c->bytes)
-		return settle_all(q, v, dup, c);
-	q->st.short_counts++;
-	size_t j = settle_prefix(q, v, dup, c, (size_t)ret);
-	if (j == c->first + c->cnt)
-		return c->first;
-	/* short count: iov[j] failed, its errno is lost; later ones untouched */
-	struct iovec p = {v[j].iov_base, piece_len(v, c, j)};
-	return settle_one(q, v, dup, c, j, attribute(q, &p));
-}
-
-static void vector_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n)
-{
-	struct call c;
-
-	for (size_t i = skip_empty(v, 0, n); i < n; i = skip_empty(v, i, n)) {
-		plan_call(q, v, i, n, &c);
-		i = settle(q, v, dup, n, &c, submit(q, v, &c));
+		int m = call_madv(r, &r->q->iov[0]);
+		if (m == -EPERM) {
+			failed_iovec(r, 0, -EPERM);
+			return;
+		}
+		if (m == 0) /* done: the loop goes on after it */
+			settle(r, r->q->iov[0].iov_len, 0);
+		refuse(r, err);
+	} else if (err == -EINVAL || err == -ENOMEM || err == -EPERM) {
+		failed_iovec(r, 0, 0);
+	} else {
+		/* EFAULT and the rest name no range */
+		each_alone(r, bytes);
 	}
 }
 
-void purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n)
+/* The kernel did the first ret bytes: whole iovecs, then one that failed
+ * (its errno is lost); later ones were not touched. */
+static void short_count(struct run *r, size_t k, size_t ret)
 {
-	int why = 0, path = PURGE_BACKEND_VECTORED;
+	size_t done = 0, f = 0;
+
+	purge__books_short(r->q);
+	while (f < k && done + r->q->iov[f].iov_len <= ret)
+		done += r->q->iov[f++].iov_len;
+	settle(r, done, 0);
+	failed_iovec(r, f, 0);
+}
+
+/* ---- the paths ----------------------------------------------------------- */
+
+static void vectored(struct run *r)
+{
+	while (r->i < r->n && r->path == PURGE_BACKEND_VECTORED && !r->refused) {
+		size_t bytes, k = plan(r, r->q->set.batch, &bytes);
+		ssize_t ret = call_pmadv(r, r->q->iov, k);
+		if (ret >= (ssize_t)bytes) {
+			settle(r, bytes, 0);
+			purge__books_merged(r->q, r->merged);
+		} else if (ret >= 0) {
+			short_count(r, k, (size_t)ret);
+		} else {
+			call_error(r, bytes, (int)ret);
+		}
+	}
+}
+
+static void looped(struct run *r)
+{
+	while (r->i < r->n) {
+		size_t bytes;
+		plan(r, 1, &bytes);
+		int err = call_madv(r, &r->q->iov[0]);
+		if (!err) {
+			settle(r, bytes, 0);
+			purge__books_merged(r->q, r->merged);
+		} else {
+			failed_iovec(r, 0, err);
+		}
+	}
+}
+
+/* Forced vectored and refused: every range left fails, in call_bytes pieces. */
+static void report_rest(struct run *r)
+{
+	r->solo = r->n;
+	while (r->i < r->n) {
+		size_t bytes;
+		plan(r, 1, &bytes);
+		settle(r, bytes, r->refused);
+	}
+}
+
+void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n)
+{
+	struct run r = {.q = q, .sel = sel, .n = n, .path = PURGE_BACKEND_VECTORED};
 
 	if (q->set.mode == PURGE_MODE_LOOP)
-		path = PURGE_BACKEND_LOOP;
+		r.path = PURGE_BACKEND_LOOP;
 	else if (q->set.mode == PURGE_MODE_AUTO)
-		path = q->be->path(q->be->ctx, q->set.advice, &why);
-	q->backend = path;
-	if (path == PURGE_BACKEND_VECTORED)
-		vector_ranges(q, v, dup, n);
-	else
-		loop_ranges(q, v, dup, 0, n);
-}
-
-int purge__flush(purge_queue *q)
-{
-	uint64_t failed = q->st.failed_ranges;
-	size_t n;
-
-	if (q->count == 0)
-		return 0;
-	q->busy = true;
-	q->st.flushes++;
-	bool merge = !(q->set.flags & PURGE_NO_COALESCE);
-	n = merge ? purge__coalesce(q) : q->count;
-	purge__flush_ranges(q, q->v, merge ? q->dup : NULL, n);
-	q->count = 0;
-	q->lo = UINTPTR_MAX;
-	q->hi = 0;
-	q->busy = false;
-	failed = q->st.failed_ranges - failed;
-	return failed > INT_MAX ? INT_MAX : (int)failed;
+		r.path = q->be->path(q->be->ctx, q->set.advice, true);
+	q->backend = r.path;
+	while (r.i < r.n) {
+		if (r.refused)
+			report_rest(&r);
+		else if (r.path == PURGE_BACKEND_VECTORED)
+			vectored(&r);
+		else
+			looped(&r);
+	}
 }

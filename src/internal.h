@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private declarations shared by the library's files and its tests.  The
- * backend table is the seam between batching logic (flush.c) and the kernel
- * (sys.c): tests plug a fake kernel in through purge__queue_init_backend().
+ * Private declarations shared by the library's files and its tests.
+ *
+ * Data flows one way: api.c -> drain.c -> queue.c (bookkeeping) and
+ * flush.c (system calls through the backend) -> books.c (the counters).
+ * queue.c and flush.c never call each other.  The backend table is the
+ * seam between the library and the kernel, clock included: tests plug in
+ * a fake kernel and a fake clock through purge__queue_init_backend().
  */
 #ifndef PURGE_INTERNAL_H
 #define PURGE_INTERNAL_H
+
+#include "compat.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -15,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "index.h"
 #include "purge.h"
 
 /* 5.18+; glibc 2.36 has it, older C libraries may not */
@@ -22,22 +29,27 @@
 #define MADV_DONTNEED_LOCKED 24
 #endif
 
-/* What flush.c needs from a kernel.  Every function returns 0/bytes or a
- * negative errno and leaves errno alone. */
+#define PURGE_HIDDEN __attribute__((visibility("hidden")))
+
+/* What the library needs from a kernel.  The memory calls return 0/bytes
+ * or a negative errno and leave errno alone. */
 struct purge__backend {
 	/* process_madvise(PIDFD_SELF, iov, n, advice, 0) */
 	ssize_t (*pmadv)(void *ctx, const struct iovec *iov, size_t n, int advice);
 	/* madvise(addr, len, advice) */
 	int (*madv)(void *ctx, void *addr, size_t len, int advice);
-	/* PURGE_BACKEND_VECTORED or _LOOP for advice (runs the probe once);
-	 * negative errno of the refusal is stored in *why when LOOP. */
-	int (*path)(void *ctx, int advice, int *why);
+	/* PURGE_BACKEND_VECTORED or _LOOP for advice; probe: run the one-time
+	 * probe if needed, else answer 0 when it has not run */
+	int (*path)(void *ctx, int advice, bool probe);
 	/* process_madvise was refused at run time: use the loop for good */
-	void (*demote)(void *ctx, int advice, int why);
+	void (*demote)(void *ctx, int advice);
+	/* CLOCK_MONOTONIC in ns; coarse: CLOCK_MONOTONIC_COARSE, cheaper, up
+	 * to one tick behind, never ahead */
+	uint64_t (*now)(void *ctx, bool coarse);
 	void *ctx;
 };
 
-extern const struct purge__backend purge__sys_backend;
+extern const struct purge__backend purge__sys_backend PURGE_HIDDEN;
 
 /* Settings after defaults, environment and validation (config.c). */
 struct purge__settings {
@@ -54,45 +66,152 @@ struct purge__settings {
 	void *arg;
 };
 
+/* ---- the pending store (queue.c) ---------------------------------------- */
+
+enum { PIECE_FREE, PIECE_TAIL, PIECE_INDEX, PIECE_OVL };
+
+/* A pending range.  Ranges in the index never overlap; an enqueue that
+ * overlaps pending bytes is kept apart, in ovl[], and settled on its own. */
+struct purge__piece {
+	uintptr_t start, end;
+	uint64_t stamp; /* coarse CLOCK_MONOTONIC ns of its oldest enqueued part */
+	uint32_t seq;   /* changes when the slot is freed: older references see it */
+	uint32_t info;  /* PIECE_* in bits 0-1; position in ovl[] above */
+};
+
+/* A reference to a piece, valid while the piece's seq matches. */
+struct purge__ref {
+	uint32_t id, seq;
+};
+
+/* A reference in the late heap, ordered by stamp, then by when it was
+ * split off. */
+struct purge__lref {
+	uint64_t stamp, order;
+	uint32_t id, seq;
+};
+
+/*
+ * Age order: the ring holds the pieces in enqueue order, which is stamp
+ * order; a piece split off by a cancel keeps its old stamp and goes to the
+ * late heap instead.  The oldest pending piece heads one of the two; of
+ * equal stamps the ring's comes first, then split parts in split order.
+ * Address order: the index, brought up to date lazily (ring positions
+ * [syncp, tail) are not in it yet) by the first call that needs it.
+ */
+struct purge__store {
+	struct purge__piece *piece;
+	uint32_t npieces; /* pool size */
+	uint32_t bump;    /* next never-used piece */
+	uint32_t free;    /* free list, through piece.start */
+	uint32_t live;    /* pending pieces */
+	struct purge__ref *ring;
+	uint64_t rmask; /* ring size - 1, a power of two */
+	uint64_t head, tail, syncp;
+	uint64_t newest; /* stamp of the last piece added */
+	struct purge__lref *late;
+	uint32_t nlate, nlate_max;
+	uint64_t splits; /* order of the next late entry */
+	uint32_t *ovl;
+	uint32_t novl;
+	struct purge__index idx;
+	struct purge__kv *scratch; /* 2 * npieces pairs, for bulk rebuilds */
+	uintptr_t lo, hi;          /* bounds of everything pending (conservative) */
+};
+
+/* ---- the queue ----------------------------------------------------------- */
+
+/* Call buffer for one system call: the iovecs and where each one starts. */
+struct purge__slot {
+	size_t piece, off;
+};
+
 struct purge_queue {
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
-	unsigned count;   /* pending entries in v[0..count) */
-	bool busy;        /* inside a flush: re-entry answers -EBUSY */
-	int backend;      /* PURGE_BACKEND_* in use */
-	size_t map_len;   /* non-zero when the storage came from mmap */
-	uintptr_t lo, hi; /* bounds of everything pending (conservative) */
-	uint64_t oldest_ns;
-	struct purge_stats st;
+	bool busy;   /* inside a flush: mutating calls answer -EBUSY */
+	int backend; /* PURGE_BACKEND_* in use */
+	size_t map_len;
+	struct purge__store s;
+	struct purge_stats st; /* the books: written by books.c alone */
+	struct purge__kv *sel; /* ranges being settled, sorted by address */
+	struct purge__kv *tmp; /* sort scratch, as large as sel */
+	struct iovec *iov;     /* PURGE_BATCH_MAX */
+	struct purge__slot *ioslot;
 	pthread_mutex_t lock;
-	struct iovec *v; /* pending ranges; also the iovecs handed to the kernel */
-	size_t *dup;     /* during a flush: enqueued bytes folded into v[i] by merging
-	                    (flush code takes NULL when nothing was merged) */
 };
 
 /* config.c */
-int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg);
-int purge__env_mode(void);
-size_t purge__max_rw_count(size_t page);
-bool purge__advice_supported(int advice);
-bool purge__advice_zeroes(int advice);
+int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg) PURGE_HIDDEN;
+int purge__env_mode(void) PURGE_HIDDEN;
+size_t purge__max_rw_count(size_t page) PURGE_HIDDEN;
+bool purge__advice_supported(int advice) PURGE_HIDDEN;
+bool purge__advice_zeroes(int advice) PURGE_HIDDEN;
 
-/* queue.c: bookkeeping, no system calls */
+/* setup.c: storage layout, validation, probe, lock */
+size_t purge__pool_pieces(unsigned capacity) PURGE_HIDDEN;
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-                              const struct purge_config *cfg, const struct purge__backend *be);
-int purge__enqueue(purge_queue *q, void *addr, size_t len);
-int purge__cancel(purge_queue *q, void *addr, size_t len);
-unsigned purge__coalesce(purge_queue *q);
-void purge__account_purged(purge_queue *q, size_t bytes);
-void purge__account_failed(purge_queue *q, void *addr, size_t len, int err);
+                              const struct purge_config *cfg,
+                              const struct purge__backend *be) PURGE_HIDDEN;
+void purge__lock(const purge_queue *q) PURGE_HIDDEN;
+void purge__unlock(const purge_queue *q) PURGE_HIDDEN;
 
-/* flush.c: batching and error attribution */
-int purge__flush(purge_queue *q);
-void purge__flush_ranges(purge_queue *q, struct iovec *v, size_t *dup, size_t n);
+/* sort.c */
+void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n) PURGE_HIDDEN;
+
+/* queue.c: the pending store; bookkeeping only, no system call */
+void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, void *ring,
+                       uint64_t rsize, void *late, void *ovl, void *nodes, uint32_t nnodes,
+                       struct purge__kv *scratch) PURGE_HIDDEN;
+uint32_t purge__store_room(const struct purge__store *s) PURGE_HIDDEN;
+void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
+                      uint64_t stamp) PURGE_HIDDEN;
+
+struct purge__cut {
+	size_t bytes;   /* pending bytes removed */
+	uint32_t gone;  /* pieces removed */
+	uint32_t split; /* pieces added by splits */
+};
+/* Needs purge__store_room() >= 2. */
+void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
+                         struct purge__cut *out) PURGE_HIDDEN;
+uint64_t purge__store_oldest(const struct purge__store *s) PURGE_HIDDEN;
+/* Moves pending pieces into sel (unsorted) and out of the store: the oldest
+ * first, at most max of them, while their stamp is <= max_stamp and the
+ * bytes taken so far are < max_bytes.  Returns the count. */
+size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, size_t max,
+                                uint64_t max_stamp, uint64_t max_bytes) PURGE_HIDDEN;
+size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel) PURGE_HIDDEN;
+size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel) PURGE_HIDDEN;
+
+/* flush.c: settle sel[0..n) (sorted): batching, coalescing, error
+ * attribution.  Talks to the kernel through q->be only. */
+void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n) PURGE_HIDDEN;
+
+/* books.c: the only writer of q->st.  Every function keeps
+ *   enqueued = purged + cancelled + failed + pending. */
+void purge__books_enqueued(purge_queue *q, size_t bytes) PURGE_HIDDEN;
+void purge__books_cancelled(purge_queue *q, const struct purge__cut *cut) PURGE_HIDDEN;
+void purge__books_purged(purge_queue *q, size_t bytes, size_t done) PURGE_HIDDEN;
+void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done) PURGE_HIDDEN;
+uint64_t purge__books_flush_begin(purge_queue *q, bool automatic) PURGE_HIDDEN;
+void purge__books_flush_end(purge_queue *q, uint64_t t0) PURGE_HIDDEN;
+void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns) PURGE_HIDDEN;
+void purge__books_short(purge_queue *q) PURGE_HIDDEN;
+void purge__books_fallback(purge_queue *q) PURGE_HIDDEN;
+void purge__books_merged(purge_queue *q, size_t ranges) PURGE_HIDDEN;
+
+/* drain.c: what to settle and when; returns on_failure reports made */
+int purge__drain_all(purge_queue *q, bool automatic) PURGE_HIDDEN;
+int purge__drain_older(purge_queue *q, uint64_t age_ns) PURGE_HIDDEN;
+int purge__drain_to(purge_queue *q, size_t keep_bytes) PURGE_HIDDEN;
+int purge__drain_room(purge_queue *q, uint32_t need) PURGE_HIDDEN;
+int purge__drain_auto(purge_queue *q, uint64_t now) PURGE_HIDDEN;
+int purge__drain_ovl(purge_queue *q) PURGE_HIDDEN;
 
 /* sys.c */
-uint64_t purge__now_ns(void);
-int purge__probe(int advice, int *why);
+int purge__probe(int advice) PURGE_HIDDEN;
+int purge__probe_peek(int advice) PURGE_HIDDEN;
 
 #endif /* PURGE_INTERNAL_H */

@@ -1,336 +1,488 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Pending ranges: enqueue, cancel, coalesce and accounting.  Pure
- * bookkeeping: no system call here except through purge__flush*().
+ * The pending store: enqueue, cancel, age order and address order.  Pure
+ * bookkeeping: no system call, no counter of the books (the caller hands
+ * what changed to books.c), never calls flush.c.
  *
- * Invariant, in enqueued bytes, at every point:
- *   enqueued == purged + cancelled + failed + pending
+ * Costs, n pending pieces:
+ *   add           O(1): a pool slot and a ring entry;
+ *   cancel        O(log n) per piece it touches, after indexing what was
+ *                 added since the last cancel (O(log n) each, or a bulk
+ *                 rebuild, O(n) after an O(n) sort, when that is most);
+ *   take oldest   O(1) per piece from the ring, O(log n) from the late heap
+ *                 or the index;
+ *   take all      O(n).
  */
-#include <errno.h>
-#include <limits.h>
-#include <stdalign.h>
+#include "compat.h"
+
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 
-/* Highest user address + 1 where the ABI fixes it; elsewhere the kernel's
- * EFAULT on such a range is handled by flush.c. */
-#if defined(__x86_64__) || (defined(__riscv) && __riscv_xlen == 64)
-#define USER_TOP ((uintptr_t)1 << 56) /* 5-level paging; 4-level stops at 2^47 */
-#elif defined(__aarch64__)
-#define USER_TOP ((uintptr_t)1 << 52)
-#else
-#define USER_TOP UINTPTR_MAX
-#endif
+#define NONE UINT32_MAX
 
-#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uintptr_t)(a)-1))
-
-static size_t header_bytes(void)
+static uint32_t where(const struct purge__piece *p)
 {
-	return ALIGN_UP(sizeof(struct purge_queue), alignof(max_align_t));
+	return p->info & 3u;
 }
 
-size_t purge_queue_bytes(unsigned capacity)
+static bool ref_ok(const struct purge__store *s, struct purge__ref r)
 {
-	size_t cap = capacity ? capacity : PURGE_DEFAULT_CAPACITY;
-
-	if (cap > (UINT_MAX >> 8))
-		return 0;
-	return header_bytes() + cap * (sizeof(struct iovec) + sizeof(size_t));
+	return s->piece[r.id].seq == r.seq;
 }
 
-/* Where the kernel lacks MADV_FREE (< 4.5) use DONTNEED and say so in the
- * stats; any other advice the kernel does not know is an error. */
-static int resolve_advice(purge_queue *q)
+static bool lref_ok(const struct purge__store *s, struct purge__lref r)
 {
-	int ret = q->be->madv(q->be->ctx, NULL, 0, q->set.advice);
-
-	if (ret == -EINVAL && q->set.advice == MADV_FREE) {
-		q->set.advice = MADV_DONTNEED;
-		ret = 0;
-	}
-	return ret ? -EOPNOTSUPP : 0;
+	return s->piece[r.id].seq == r.seq;
 }
 
-static int init_lock(purge_queue *q)
+static void reset(struct purge__store *s)
 {
-	pthread_mutexattr_t at;
-	int ret;
-
-	if (!(q->set.flags & PURGE_LOCKED))
-		return 0;
-	/* recursive, so a call from on_failure sees busy instead of deadlocking */
-	pthread_mutexattr_init(&at);
-	pthread_mutexattr_settype(&at, PTHREAD_MUTEX_RECURSIVE);
-	ret = pthread_mutex_init(&q->lock, &at);
-	pthread_mutexattr_destroy(&at);
-	return -ret;
+	s->bump = 0;
+	s->free = NONE;
+	s->live = 0;
+	s->head = s->tail = s->syncp = 0;
+	s->nlate = 0;
+	s->novl = 0;
+	purge__idx_clear(&s->idx);
+	s->lo = UINTPTR_MAX;
+	s->hi = 0;
 }
 
-static void init_fields(purge_queue *q, void *mem, const struct purge__settings *set,
-                        const struct purge__backend *be)
+void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, void *ring,
+                       uint64_t rsize, void *late, void *ovl, void *nodes, uint32_t nnodes,
+                       struct purge__kv *scratch)
 {
-	memset(q, 0, sizeof(*q));
-	q->set = *set;
-	q->be = be;
-	q->page = (size_t)sysconf(_SC_PAGESIZE);
-	q->v = (struct iovec *)((char *)mem + header_bytes());
-	q->dup = (size_t *)(q->v + q->set.capacity);
-	q->lo = UINTPTR_MAX;
+	memset(s, 0, sizeof(*s));
+	s->piece = pieces;
+	s->npieces = npieces;
+	s->ring = ring;
+	s->rmask = rsize - 1;
+	s->late = late;
+	s->nlate_max = npieces;
+	s->ovl = ovl;
+	s->scratch = scratch;
+	purge__idx_init(&s->idx, nodes, nnodes);
+	reset(s);
 }
 
-int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-                              const struct purge_config *cfg, const struct purge__backend *be)
+uint32_t purge__store_room(const struct purge__store *s)
 {
-	struct purge__settings set;
-	int ret;
+	return s->npieces - s->live;
+}
 
-	if (!qp || !mem || !be || ((uintptr_t)mem % alignof(max_align_t)))
-		return -EINVAL;
-	ret = purge__settings_init(&set, cfg);
-	if (ret)
-		return ret;
-	if (size < purge_queue_bytes(set.capacity))
-		return -ENOSPC;
-	purge_queue *q = mem;
-	init_fields(q, mem, &set, be);
-	ret = resolve_advice(q);
-	if (!ret)
-		ret = init_lock(q);
-	if (ret)
-		return ret;
-	int why = 0;
-	if (q->set.mode == PURGE_MODE_AUTO)
-		q->backend = be->path(be->ctx, q->set.advice, &why);
+/* ---- pool --------------------------------------------------------------- */
+
+static uint32_t piece_new(struct purge__store *s)
+{
+	uint32_t id = s->free;
+
+	if (id != NONE)
+		s->free = (uint32_t)s->piece[id].start;
 	else
-		q->backend =
-		    q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP : PURGE_BACKEND_VECTORED;
-	*qp = q;
-	return 0;
+		id = s->bump++;
+	s->live++;
+	return id;
 }
 
-static bool flush_due(purge_queue *q)
+static void piece_free(struct purge__store *s, uint32_t id)
 {
-	if (q->count >= q->set.capacity)
-		return true;
-	if (q->set.max_pending_bytes && q->st.pending_bytes > q->set.max_pending_bytes)
-		return true;
-	return q->set.max_delay_ns && purge__now_ns() - q->oldest_ns >= q->set.max_delay_ns;
+	struct purge__piece *p = &s->piece[id];
+
+	p->seq++;
+	p->info = PIECE_FREE;
+	p->start = s->free;
+	s->free = id;
+	s->live--;
 }
 
-/* Validate and page-trim [addr, addr+len) into [*s, *e); 1 = nothing left. */
-static int normalise(const purge_queue *q, void *addr, size_t len, uintptr_t *s, uintptr_t *e)
-{
-	uintptr_t a = (uintptr_t)addr, mask = q->page - 1;
+/* ---- age order: ring and late heap ------------------------------------- */
 
-	if (!addr || a + len < a || a + len > USER_TOP)
-		return -EINVAL;
-	if (q->set.flags & PURGE_TRIM) {
-		*s = ALIGN_UP(a, q->page);
-		*e = (a + len) & ~mask;
-		return *e > *s ? 0 : 1;
+/* Drops stale references; the ring always has room for every live piece. */
+static void ring_compact(struct purge__store *s)
+{
+	uint64_t w = s->head, syncp = s->tail;
+
+	for (uint64_t r = s->head; r < s->tail; r++) {
+		struct purge__ref ref = s->ring[r & s->rmask];
+		if (r == s->syncp)
+			syncp = w;
+		if (ref_ok(s, ref))
+			s->ring[w++ & s->rmask] = ref;
 	}
-	if ((a | len) & mask)
-		return -EINVAL;
-	*s = a;
-	*e = a + len;
-	return 0;
+	s->syncp = s->syncp == s->tail ? w : syncp;
+	s->tail = w;
 }
 
-static void append(purge_queue *q, uintptr_t s, uintptr_t e)
+static void ring_push(struct purge__store *s, uint32_t id)
 {
-	if (q->count == 0 && q->set.max_delay_ns)
-		q->oldest_ns = purge__now_ns();
-	q->v[q->count].iov_base = (void *)s;
-	q->v[q->count].iov_len = e - s;
-	q->count++;
-	q->lo = s < q->lo ? s : q->lo;
-	q->hi = e > q->hi ? e : q->hi;
-	q->st.pending_ranges++;
-	q->st.pending_bytes += e - s;
+	if (s->tail - s->head > s->rmask)
+		ring_compact(s);
+	s->ring[s->tail++ & s->rmask] = (struct purge__ref){id, s->piece[id].seq};
 }
 
-int purge__enqueue(purge_queue *q, void *addr, size_t len)
+static bool late_before(const struct purge__lref *a, const struct purge__lref *b)
 {
-	uintptr_t s, e;
-	int ret;
+	return a->stamp < b->stamp || (a->stamp == b->stamp && a->order < b->order);
+}
 
-	if (len == 0)
-		return 0;
-	ret = normalise(q, addr, len, &s, &e);
-	if (ret)
-		return ret < 0 ? ret : 0;
-	if (q->count >= q->set.capacity) { /* only after a cancel split filled it */
-		q->st.auto_flushes++;
-		purge__flush(q);
+static void late_sift_up(struct purge__lref *h, uint32_t i)
+{
+	while (i > 0) {
+		uint32_t up = (i - 1) / 2;
+		if (!late_before(&h[i], &h[up]))
+			return;
+		struct purge__lref t = h[up];
+		h[up] = h[i];
+		h[i] = t;
+		i = up;
 	}
-	q->st.enqueued_ranges++;
-	q->st.enqueued_bytes += e - s;
-	append(q, s, e);
-	if (flush_due(q)) {
-		q->st.auto_flushes++;
-		purge__flush(q);
+}
+
+static void late_sift_down(struct purge__lref *h, uint32_t n, uint32_t i)
+{
+	for (uint32_t c; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && late_before(&h[c + 1], &h[c]))
+			c++;
+		if (!late_before(&h[c], &h[i]))
+			return;
+		struct purge__lref t = h[c];
+		h[c] = h[i];
+		h[i] = t;
 	}
-	return 0;
 }
 
-/* Drop v[i] (order does not matter: flush sorts). */
-static void remove_at(purge_queue *q, unsigned i)
+/* Drops stale entries and restores the heap: O(n), when it is full. */
+static void late_rebuild(struct purge__store *s)
 {
-	q->v[i] = q->v[--q->count];
-	q->st.pending_ranges--;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->nlate; i++)
+		if (lref_ok(s, s->late[i]))
+			s->late[n++] = s->late[i];
+	s->nlate = n;
+	for (uint32_t i = n / 2; i-- > 0;)
+		late_sift_down(s->late, n, i);
 }
 
-static void cancelled(purge_queue *q, size_t bytes)
+static void late_push(struct purge__store *s, uint32_t id)
 {
-	q->st.cancelled_bytes += bytes;
-	q->st.pending_bytes -= bytes;
+	const struct purge__piece *p = &s->piece[id];
+
+	if (s->nlate == s->nlate_max)
+		late_rebuild(s);
+	s->late[s->nlate] = (struct purge__lref){p->stamp, s->splits++, id, p->seq};
+	late_sift_up(s->late, s->nlate++);
 }
 
-/* [s, e) strictly inside v[i]: keep the left part in place, queue the right
- * part in a free slot, or purge it now when the queue is full (a split can
- * fill the last slot; enqueue flushes a full queue before appending). */
-static void split(purge_queue *q, unsigned i, uintptr_t s, uintptr_t e)
+static void late_pop(struct purge__store *s)
 {
-	uintptr_t b = (uintptr_t)q->v[i].iov_base, end = b + q->v[i].iov_len;
-	struct iovec right = {.iov_base = (void *)e, .iov_len = end - e};
+	s->late[0] = s->late[--s->nlate];
+	late_sift_down(s->late, s->nlate, 0);
+}
 
-	q->v[i].iov_len = s - b;
-	cancelled(q, e - s);
-	q->st.pending_ranges++;
-	if (q->count < q->set.capacity) {
-		q->v[q->count++] = right;
+/* Both heads name live pieces afterwards; an empty store starts over. */
+static void tidy(struct purge__store *s)
+{
+	if (s->live == 0) {
+		reset(s);
 		return;
 	}
-	q->busy = true;
-	purge__flush_ranges(q, &right, NULL, 1);
-	q->busy = false;
+	while (s->head < s->tail && !ref_ok(s, s->ring[s->head & s->rmask]))
+		s->head++;
+	if (s->syncp < s->head)
+		s->syncp = s->head;
+	while (s->nlate && !lref_ok(s, s->late[0]))
+		late_pop(s);
 }
 
-/* Apply the cancel of [s, e) to v[i]; returns false when v[i] was removed
- * (so the caller looks at slot i again). */
-static bool cancel_one(purge_queue *q, unsigned i, uintptr_t s, uintptr_t e)
+/* The oldest pending piece; from_ring says which head it is. */
+static bool oldest(const struct purge__store *s, uint32_t *id, bool *from_ring)
 {
-	uintptr_t b = (uintptr_t)q->v[i].iov_base, end = b + q->v[i].iov_len;
+	bool ring = s->head<s->tail, late = s->nlate> 0;
 
-	if (end <= s || b >= e)
-		return true;
-	if (b >= s && end <= e) {
-		cancelled(q, end - b);
-		remove_at(q, i);
+	if (ring && late)
+		ring = s->piece[s->ring[s->head & s->rmask].id].stamp <= s->late[0].stamp;
+	else if (!ring && !late)
 		return false;
-	}
-	if (b < s && end > e) {
-		split(q, i, s, e);
-	} else if (b < s) {
-		cancelled(q, end - s);
-		q->v[i].iov_len = s - b;
-	} else {
-		cancelled(q, e - b);
-		q->v[i].iov_base = (void *)e;
-		q->v[i].iov_len = end - e;
-	}
+	*from_ring = ring;
+	*id = ring ? s->ring[s->head & s->rmask].id : s->late[0].id;
 	return true;
 }
 
-int purge__cancel(purge_queue *q, void *addr, size_t len)
+uint64_t purge__store_oldest(const struct purge__store *s)
 {
-	uintptr_t a = (uintptr_t)addr, mask = q->page - 1;
+	uint32_t id;
+	bool ring;
 
-	if (len == 0)
-		return 0;
-	if (a + len < a || a + len > UINTPTR_MAX - mask)
-		return -EINVAL;
-	/* widen outward: cancelling too much is safe, too little is not */
-	uintptr_t s = a & ~mask, e = ALIGN_UP(a + len, q->page);
-	if (q->count == 0 || e <= q->lo || s >= q->hi)
-		return 0;
-	for (unsigned i = 0; i < q->count;)
-		i += cancel_one(q, i, s, e);
-	return 0;
+	return oldest(s, &id, &ring) ? s->piece[id].stamp : 0;
 }
 
-static bool base_less(const struct iovec *x, const struct iovec *y)
+/* ---- address order: index and overlap list ----------------------------- */
+
+static void set_where(struct purge__piece *p, uint32_t w, uint32_t pos)
 {
-	return (uintptr_t)x->iov_base < (uintptr_t)y->iov_base;
+	p->info = w | pos << 2;
 }
 
-static void sift_down(struct iovec *v, size_t root, size_t n)
+static void ovl_add(struct purge__store *s, uint32_t id)
 {
-	for (size_t child; (child = 2 * root + 1) < n; root = child) {
-		if (child + 1 < n && base_less(&v[child], &v[child + 1]))
-			child++;
-		if (!base_less(&v[root], &v[child]))
-			return;
-		struct iovec t = v[root];
-		v[root] = v[child];
-		v[child] = t;
+	set_where(&s->piece[id], PIECE_OVL, s->novl);
+	s->ovl[s->novl++] = id;
+}
+
+static void ovl_del(struct purge__store *s, uint32_t id)
+{
+	uint32_t pos = s->piece[id].info >> 2, last = s->ovl[--s->novl];
+
+	s->ovl[pos] = last;
+	set_where(&s->piece[last], PIECE_OVL, pos);
+}
+
+/* Does an indexed piece overlap [start, end)?  Indexed pieces are disjoint:
+ * the last one starting before end is the only candidate. */
+static bool index_overlaps(const struct purge__store *s, uintptr_t start, uintptr_t end)
+{
+	struct purge__ipos pos;
+
+	return purge__idx_find_le(&s->idx, end - 1, &pos) &&
+	       s->piece[purge__idx_val(&s->idx, &pos)].end > start;
+}
+
+/* Into the index, or the overlap list when it overlaps an indexed piece. */
+static void place(struct purge__store *s, uint32_t id)
+{
+	struct purge__piece *p = &s->piece[id];
+
+	if (!index_overlaps(s, p->start, p->end) && purge__idx_insert(&s->idx, p->start, id) == 0)
+		set_where(p, PIECE_INDEX, 0);
+	else
+		ovl_add(s, id);
+}
+
+/* Indexed and unindexed pieces, sorted, become the new index in O(n). */
+static void rebuild(struct purge__store *s)
+{
+	struct purge__kv *a = s->scratch, *t = s->scratch + s->npieces;
+	struct purge__ipos pos;
+	size_t n = 0, m = 0;
+
+	if (purge__idx_find_ge(&s->idx, 0, &pos))
+		do
+			a[n++] = (struct purge__kv){purge__idx_key(&s->idx, &pos),
+			                            purge__idx_val(&s->idx, &pos)};
+		while (purge__idx_next(&s->idx, &pos));
+	for (uint64_t r = s->syncp; r < s->tail; r++) {
+		struct purge__ref ref = s->ring[r & s->rmask];
+		if (ref_ok(s, ref) && where(&s->piece[ref.id]) == PIECE_TAIL)
+			a[n++] = (struct purge__kv){s->piece[ref.id].start, ref.id};
 	}
-}
-
-/* In-place heapsort by address: no allocation (glibc's qsort may malloc),
- * no recursion, O(n log n) worst case.  Sorted input, the common case for
- * allocators that free in address order, costs one pass. */
-static void sort_ranges(struct iovec *v, size_t n)
-{
-	size_t i;
-
-	for (i = 1; i < n && !base_less(&v[i], &v[i - 1]); i++)
-		;
-	if (i >= n)
-		return;
-	for (i = n / 2; i-- > 0;)
-		sift_down(v, i, n);
-	for (i = n; i-- > 1;) {
-		struct iovec t = v[0];
-		v[0] = v[i];
-		v[i] = t;
-		sift_down(v, 0, i);
-	}
-}
-
-/* Sort, then merge adjacent and overlapping ranges in place.  Bytes of a
- * range already covered by its neighbour go to dup[], so that they are
- * accounted purged or failed with the merged range.  Returns the count. */
-unsigned purge__coalesce(purge_queue *q)
-{
-	struct iovec *v = q->v;
-	unsigned k = 0;
-
-	if (q->count == 0)
-		return 0;
-	sort_ranges(v, q->count);
-	q->dup[0] = 0;
-	for (unsigned i = 1; i < q->count; i++) {
-		uintptr_t kb = (uintptr_t)v[k].iov_base, ke = kb + v[k].iov_len;
-		uintptr_t ib = (uintptr_t)v[i].iov_base, ie = ib + v[i].iov_len;
-		if (ib > ke) {
-			v[++k] = v[i];
-			q->dup[k] = 0;
+	purge__sort(a, t, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = (uint32_t)a[i].val;
+		if (m && s->piece[id].start < s->piece[a[m - 1].val].end) {
+			ovl_add(s, id);
 			continue;
 		}
-		q->dup[k] += (ie < ke ? ie : ke) - ib;
-		if (ie > ke)
-			v[k].iov_len = ie - kb;
+		set_where(&s->piece[id], PIECE_INDEX, 0);
+		a[m++] = a[i];
 	}
-	q->st.merged_ranges += q->count - (k + 1);
-	q->st.pending_ranges -= q->count - (k + 1);
-	q->count = k + 1;
-	return q->count;
+	if (purge__idx_load(&s->idx, a, m, t) != 0)
+		for (size_t i = 0; i < m; i++) /* cannot happen: nodes are sized */
+			ovl_add(s, (uint32_t)a[i].val);
+	s->syncp = s->tail;
 }
 
-void purge__account_purged(purge_queue *q, size_t bytes)
+/* Index the pieces added since the last time. */
+static void sync(struct purge__store *s)
 {
-	q->st.purged_bytes += bytes;
-	q->st.pending_bytes -= bytes;
+	uint64_t todo = s->tail - s->syncp;
+
+	if (todo >= 32 && todo * 2 >= s->idx.count) {
+		rebuild(s);
+		return;
+	}
+	for (; s->syncp < s->tail; s->syncp++) {
+		struct purge__ref ref = s->ring[s->syncp & s->rmask];
+		if (ref_ok(s, ref) && where(&s->piece[ref.id]) == PIECE_TAIL)
+			place(s, ref.id);
+	}
 }
 
-void purge__account_failed(purge_queue *q, void *addr, size_t len, int err)
+/* ---- add, cancel, take -------------------------------------------------- */
+
+void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t stamp)
 {
-	q->st.failed_ranges++;
-	q->st.failed_bytes += len;
-	q->st.pending_bytes -= len;
-	if (q->set.on_failure)
-		q->set.on_failure(q->set.arg, addr, len, err);
+	uint32_t id = piece_new(s);
+	struct purge__piece *p = &s->piece[id];
+
+	/* keep the ring in stamp order even if a clock steps back */
+	stamp = stamp < s->newest ? s->newest : stamp;
+	s->newest = stamp;
+	p->start = start;
+	p->end = end;
+	p->stamp = stamp;
+	set_where(p, PIECE_TAIL, 0);
+	ring_push(s, id);
+	s->lo = start < s->lo ? start : s->lo;
+	s->hi = end > s->hi ? end : s->hi;
+}
+
+static void detach(struct purge__store *s, uint32_t id)
+{
+	struct purge__piece *p = &s->piece[id];
+
+	if (where(p) == PIECE_INDEX)
+		purge__idx_remove(&s->idx, p->start);
+	else if (where(p) == PIECE_OVL)
+		ovl_del(s, id);
+	piece_free(s, id);
+}
+
+/* [b, p->end) becomes a piece of its own with p's age; p keeps [.., a). */
+static void split(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b)
+{
+	uint32_t rid = piece_new(s);
+	struct purge__piece *p = &s->piece[id], *r = &s->piece[rid];
+
+	r->start = b;
+	r->end = p->end;
+	r->stamp = p->stamp;
+	p->end = a;
+	if (where(p) == PIECE_INDEX && purge__idx_insert(&s->idx, b, rid) == 0)
+		set_where(r, PIECE_INDEX, 0);
+	else
+		ovl_add(s, rid);
+	late_push(s, rid);
+}
+
+/* Cancel [a, b) on one piece; true when the piece is gone. */
+static bool cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b,
+                struct purge__cut *out)
+{
+	struct purge__piece *p = &s->piece[id];
+
+	if (p->end <= a || p->start >= b)
+		return false;
+	out->bytes += (p->end < b ? p->end : b) - (p->start > a ? p->start : a);
+	if (p->start >= a && p->end <= b) {
+		detach(s, id);
+		out->gone++;
+		return true;
+	}
+	if (p->start < a && p->end > b) {
+		split(s, id, a, b);
+		out->split++;
+	} else if (p->start < a) {
+		p->end = a;
+	} else if (where(p) != PIECE_INDEX) {
+		p->start = b;
+	} else {
+		struct purge__ipos pos;
+		purge__idx_find_le(&s->idx, p->start, &pos);
+		p->start = b;
+		if (purge__idx_set_key(&s->idx, &pos, b) != 0)
+			ovl_add(s, id);
+	}
+	return false;
+}
+
+/* Indexed pieces are disjoint and sorted: the one before a, then those
+ * that start inside [a, b).  One descent when nothing is pending there. */
+static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struct purge__cut *out)
+{
+	struct purge__ipos pos;
+
+	if (purge__idx_find_le(&s->idx, a, &pos)) {
+		uint32_t id = purge__idx_val(&s->idx, &pos);
+		if (s->piece[id].start < a) {
+			bool inside = s->piece[id].end > b;
+			cut(s, id, a, b, out);
+			if (inside || !purge__idx_next(&s->idx, &pos))
+				return;
+		}
+	} else if (!purge__idx_find_ge(&s->idx, a, &pos)) {
+		return;
+	}
+	while (purge__idx_key(&s->idx, &pos) < b) {
+		uint32_t id = purge__idx_val(&s->idx, &pos);
+		struct purge__ipos nx = pos;
+		bool more = purge__idx_next(&s->idx, &nx);
+		uintptr_t next = more ? purge__idx_key(&s->idx, &nx) : b;
+		if (!cut(s, id, a, b, out) || next >= b || !purge__idx_find_ge(&s->idx, next, &pos))
+			return;
+	}
+}
+
+void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
+                         struct purge__cut *out)
+{
+	*out = (struct purge__cut){0};
+	if (s->live == 0 || end <= s->lo || start >= s->hi)
+		return;
+	sync(s);
+	cancel_index(s, start, end, out);
+	for (uint32_t k = 0; k < s->novl;)
+		if (!cut(s, s->ovl[k], start, end, out))
+			k++;
+	tidy(s);
+}
+
+static void take(struct purge__store *s, uint32_t id, struct purge__kv *sel)
+{
+	const struct purge__piece *p = &s->piece[id];
+
+	*sel = (struct purge__kv){p->start, p->end - p->start};
+	detach(s, id);
+}
+
+size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, size_t max,
+                                uint64_t max_stamp, uint64_t max_bytes)
+{
+	uint64_t bytes = 0;
+	size_t n = 0;
+	uint32_t id;
+	bool ring;
+
+	while (n < max && bytes < max_bytes && oldest(s, &id, &ring) &&
+	       s->piece[id].stamp <= max_stamp) {
+		if (ring)
+			s->head++;
+		else
+			late_pop(s);
+		take(s, id, &sel[n]);
+		bytes += sel[n++].val;
+		tidy(s);
+	}
+	return n;
+}
+
+size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel)
+{
+	size_t n = 0;
+
+	/* everything goes: copy, then start over instead of detaching */
+	for (uint64_t r = s->head; r < s->tail; r++) {
+		struct purge__ref ref = s->ring[r & s->rmask];
+		if (ref_ok(s, ref))
+			sel[n++] = (struct purge__kv){
+			    s->piece[ref.id].start, s->piece[ref.id].end - s->piece[ref.id].start};
+	}
+	for (uint32_t i = 0; i < s->nlate; i++) {
+		const struct purge__piece *p = &s->piece[s->late[i].id];
+		if (lref_ok(s, s->late[i]))
+			sel[n++] = (struct purge__kv){p->start, p->end - p->start};
+	}
+	reset(s);
+	return n;
+}
+
+size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel)
+{
+	size_t n = 0;
+
+	while (s->novl)
+		take(s, s->ovl[s->novl - 1], &sel[n++]);
+	tidy(s);
+	return n;
 }

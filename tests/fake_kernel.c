@@ -89,24 +89,30 @@ static int fake_madv(void *ctx, void *addr, size_t len, int advice)
 	return apply(fk, (uintptr_t)addr, len);
 }
 
-static int fake_path(void *ctx, int advice, int *why)
+static int fake_path(void *ctx, int advice, bool probe)
 {
 	struct fake_kernel *fk = ctx;
 
 	(void)advice;
-	*why = fk->path_why;
-	return fk->path;
+	fk->probed |= probe;
+	return fk->probed ? fk->path : 0;
 }
 
-static void fake_demote(void *ctx, int advice, int why)
+static void fake_demote(void *ctx, int advice)
 {
 	struct fake_kernel *fk = ctx;
 
 	(void)advice;
 	fk->demotions++;
-	fk->demote_why = why;
 	fk->path = PURGE_BACKEND_LOOP;
-	fk->path_why = why;
+}
+
+static uint64_t fake_now(void *ctx, bool coarse)
+{
+	struct fake_kernel *fk = ctx;
+
+	(void)coarse;
+	return fk->now;
 }
 
 void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
@@ -119,8 +125,10 @@ void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
 	    .fail = calloc(npages, sizeof(int)),
 	    .path = PURGE_BACKEND_VECTORED,
 	    .truncate = true,
+	    .now = 1000000000, /* 1 s: a stamp of 0 would read as "nothing pending" */
 	};
-	fk->be = (struct purge__backend){fake_pmadv, fake_madv, fake_path, fake_demote, fk};
+	fk->be =
+	    (struct purge__backend){fake_pmadv, fake_madv, fake_path, fake_demote, fake_now, fk};
 }
 
 void fake_free(struct fake_kernel *fk)

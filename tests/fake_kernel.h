@@ -3,8 +3,9 @@
  * A fake kernel behind the library's backend table.  It counts, per page of
  * a pretend region, how often each page was purged, and fails, truncates or
  * refuses exactly as told.  It touches memory only when `zero_memory` is set
- * (the region is then real): a purged page is zeroed, like MADV_DONTNEED.  Modelled on the kernel
- * facts in shared/kernel-notes.md §4 (partial returns, MAX_RW_COUNT).
+ * (the region is then real): a purged page is zeroed, like MADV_DONTNEED.  Modelled on the
+ * kernel facts in docs/kernel-notes.md §4 (partial returns, MAX_RW_COUNT).  Its clock stands
+ * still until the test moves it (`now`).
  */
 #ifndef FAKE_KERNEL_H
 #define FAKE_KERNEL_H
@@ -23,9 +24,10 @@ struct fake_kernel {
 	uint16_t *purged; /* times each page was purged */
 	int *fail;        /* negative errno for a page that cannot be advised */
 	/* process_madvise behaviour */
-	int path; /* what the probe says: PURGE_BACKEND_* */
-	int path_why;
-	int refuse; /* negative errno for every call once calls >= refuse_after */
+	int path;     /* what the probe says: PURGE_BACKEND_* */
+	bool probed;  /* path(probe = false) answers 0 until a probe ran */
+	uint64_t now; /* the clock, ns: coarse and fine alike */
+	int refuse;   /* negative errno for every call once calls >= refuse_after */
 	unsigned refuse_after;
 	bool madv_refuses_too;        /* EPERM on madvise as well (sealed) */
 	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */
@@ -33,7 +35,6 @@ struct fake_kernel {
 	bool zero_memory;             /* memset purged pages to 0 (region must be mapped) */
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions;
-	int demote_why;
 	size_t max_vlen, max_call_bytes;
 	unsigned violations; /* unaligned, empty or out-of-region iovecs */
 	struct purge__backend be;

@@ -192,10 +192,9 @@ Test(fake, failure_in_a_cut_piece)
 	assert_identity(q);
 }
 
-static void refused_at_probe(int why)
+Test(fake, probe_refusal_uses_the_loop)
 {
 	fk.path = PURGE_BACKEND_LOOP;
-	fk.path_why = why;
 	purge_queue *q = mkq(NULL);
 	enqueue_scattered(q, 20);
 	cr_assert_eq(purge_flush(q), 0);
@@ -206,16 +205,6 @@ static void refused_at_probe(int why)
 	for (size_t i = 0; i < 20; i++)
 		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1);
 	assert_identity(q);
-}
-
-Test(fake, probe_refusals_use_the_loop)
-{
-	const int why[] = {-ENOSYS, -EPERM, -EBADF, -EINVAL};
-	for (size_t i = 0; i < 4; i++) {
-		teardown();
-		setup();
-		refused_at_probe(why[i]);
-	}
 }
 
 /* Refused mid-run (seccomp added later, ...): the batch in flight finishes
@@ -232,7 +221,6 @@ static void refused_at_run_time(int err, bool madv_ok)
 	cr_assert_eq(purge_flush(q), 0);
 	struct purge_stats st = stats_of(q);
 	cr_assert_eq(fk.demotions, 1);
-	cr_assert_eq(fk.demote_why, err);
 	cr_assert_eq(st.fallbacks, 1);
 	cr_assert_eq(st.backend, PURGE_BACKEND_LOOP);
 	cr_assert_eq(st.pmadv_calls, 3);
@@ -332,11 +320,13 @@ Test(fake, unknown_locked_advice_is_an_error)
 	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, &cfg, &fk.be), -EOPNOTSUPP);
 }
 
-Test(fake, coalesces_adjacent_and_overlapping)
+/* Touching ranges merge into one iovec, whatever the enqueue order.  Bytes
+ * enqueued again while pending are a range of their own: submitted after
+ * the others, so the rest still merge, and booked by their own outcome. */
+Test(fake, coalesces_adjacent_keeps_overlaps_apart)
 {
 	purge_queue *q = mkq(NULL);
 
-	/* out of order, adjacent, overlapping and duplicated */
 	cr_assert_eq(purge_enqueue(q, (void *)pg(4), 2 * PAGE), 0);
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 4 * PAGE), 0);
 	cr_assert_eq(purge_enqueue(q, (void *)pg(1), 2 * PAGE), 0);
@@ -344,11 +334,13 @@ Test(fake, coalesces_adjacent_and_overlapping)
 	cr_assert_eq(purge_enqueue(q, (void *)pg(10), PAGE), 0);
 	cr_assert_eq(purge_flush(q), 0);
 	struct purge_stats st = stats_of(q);
-	cr_assert_eq(st.merged_ranges, 3);
-	cr_assert_eq(fk.max_vlen, 2);
+	cr_assert_eq(st.merged_ranges, 1, "[4,6) joined [0,4)");
+	cr_assert_eq(fk.max_vlen, 4, "[0,6) [10,11) then [1,3) twice");
 	cr_assert_eq(st.enqueued_bytes, 11 * PAGE);
-	cr_assert_eq(st.purged_bytes, 11 * PAGE, "overlaps count once per enqueue");
-	cr_assert(fake_range_purged(&fk, pg(0), 6 * PAGE, 1));
+	cr_assert_eq(st.purged_bytes, 11 * PAGE, "every enqueue counts");
+	cr_assert(fake_range_purged(&fk, pg(1), 2 * PAGE, 3));
+	cr_assert_eq(fake_purged(&fk, pg(0)), 1);
+	cr_assert(fake_range_purged(&fk, pg(3), 3 * PAGE, 1));
 	cr_assert_eq(fake_purged(&fk, pg(6)), 0);
 	assert_identity(q);
 }
@@ -360,11 +352,87 @@ Test(fake, overlap_bytes_fail_with_their_range)
 	fake_fail_page(&fk, pg(2), -EINVAL);
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 3 * PAGE), 0);
 	cr_assert_eq(purge_enqueue(q, (void *)pg(1), 3 * PAGE), 0);
-	cr_assert_eq(purge_flush(q), 1);
+	cr_assert_eq(purge_flush(q), 2);
 	struct purge_stats st = stats_of(q);
-	cr_assert_eq(fails.f[0].len, 4 * PAGE);
+	cr_assert_eq(fails.f[0].addr, (void *)pg(0));
+	cr_assert_eq(fails.f[0].len, 3 * PAGE);
+	cr_assert_eq(fails.f[1].addr, (void *)pg(1));
+	cr_assert_eq(fails.f[1].len, 3 * PAGE);
 	cr_assert_eq(st.failed_bytes, 6 * PAGE);
+	cr_assert_eq(st.purged_bytes, 0);
 	assert_identity(q);
+}
+
+/* Page A enqueued twice, B once, one page per call: each enqueue is booked
+ * by what happened to its own bytes, and failed_bytes is what on_failure
+ * reported. */
+Test(fake, duplicate_bytes_take_their_own_outcome)
+{
+	for (int bad = 0; bad < 2; bad++) {
+		teardown();
+		setup();
+		struct purge_config cfg = {.max_call_bytes = PAGE};
+		purge_queue *q = mkq(&cfg);
+		fake_fail_page(&fk, pg(bad), -ENOMEM);
+		cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+		cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+		cr_assert_eq(purge_enqueue(q, (void *)pg(1), PAGE), 0);
+		cr_assert_eq(purge_flush(q), bad ? 1 : 2);
+		struct purge_stats st = stats_of(q);
+		cr_assert_eq(st.purged_bytes, (bad ? 2 : 1) * PAGE, "bad page %d", bad);
+		cr_assert_eq(st.failed_bytes, (bad ? 1 : 2) * PAGE, "bad page %d", bad);
+		size_t reported = 0;
+		for (unsigned i = 0; i < fails.n; i++) {
+			cr_assert_eq(fails.f[i].addr, (void *)pg(bad));
+			reported += fails.f[i].len;
+		}
+		cr_assert_eq(reported, st.failed_bytes);
+		assert_identity(q);
+	}
+}
+
+/* One bad page among ten pages enqueued one by one, which coalescing
+ * merges into one iovec: the bad page alone is reported, every good page
+ * is purged, wherever the bad one is and on every path. */
+static void bad_in_merged(size_t bad, int mode, int err)
+{
+	struct purge_config cfg = {.mode = mode};
+	purge_queue *q = mkq(&cfg);
+
+	fake_fail_page(&fk, pg(bad), err);
+	for (size_t i = 0; i < 10; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(i), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1, "bad %zu mode %d err %d", bad, mode, err);
+	cr_assert_eq(fails.f[0].addr, (void *)pg(bad));
+	cr_assert_eq(fails.f[0].len, PAGE);
+	cr_assert_eq(fails.f[0].err, err);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.failed_bytes, PAGE);
+	cr_assert_eq(st.purged_bytes, 9 * PAGE);
+	for (size_t i = 0; i < 10; i++)
+		if (i != bad)
+			cr_assert_geq(fake_purged(&fk, pg(i)), 1, "good page %zu", i);
+	cr_assert_eq(fake_purged(&fk, pg(bad)), 0);
+	if (mode == PURGE_MODE_VECTORED)
+		cr_assert_eq(st.madv_calls, 0);
+	if (mode == PURGE_MODE_LOOP)
+		cr_assert_eq(st.pmadv_calls, 0);
+	assert_identity(q);
+}
+
+Test(fake, one_bad_page_never_stops_merged_neighbours)
+{
+	const int modes[] = {PURGE_MODE_AUTO, PURGE_MODE_VECTORED, PURGE_MODE_LOOP};
+	const int errs[] = {-EINVAL, -ENOMEM, -EPERM};
+	const size_t where[] = {0, 4, 9};
+
+	for (size_t m = 0; m < 3; m++)
+		for (size_t e = 0; e < 3; e++)
+			for (size_t w = 0; w < 3; w++) {
+				teardown();
+				setup();
+				bad_in_merged(where[w], modes[m], errs[e]);
+			}
 }
 
 Test(fake, no_coalesce_submits_as_enqueued)

@@ -90,6 +90,8 @@ static void count_failure(void *arg, void *addr, size_t len, int err)
 	++*(int *)arg;
 }
 
+/* Every public function, with failures, splits, partial flushes and
+ * threshold flushes, while the interposer is armed. */
 static void workout(int mode, unsigned flags)
 {
 	int failures = 0;
@@ -100,11 +102,14 @@ static void workout(int mode, unsigned flags)
 	                           .max_delay_ns = 1000000,
 	                           .on_failure = count_failure,
 	                           .arg = &failures};
-	static char mem[1 << 16] __attribute__((aligned(64)));
+	static char mem[1 << 20] __attribute__((aligned(64)));
+	static char text[4096];
 	char *r = map_region(64);
 	purge_queue *q, *q2;
+	struct purge_stats st;
 
 	NEED_PLAIN_BUILD();
+	cr_assert_leq(purge_queue_bytes(16), sizeof(mem));
 	fill_region(r, 64);
 	armed = 1;
 	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
@@ -112,16 +117,25 @@ static void workout(int mode, unsigned flags)
 	for (size_t i = 0; i < 60; i += 2)
 		cr_assert_eq(purge_enqueue(q, r + i * PAGE, PAGE), 0);
 	cr_assert_eq(purge_enqueue(q, r + 30 * PAGE, 10 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, r + 32 * PAGE, 3 * PAGE), 1);
 	cr_assert_eq(purge_cancel(q, r + 32 * PAGE, 3 * PAGE), 0);
 	cr_assert_eq(munmap(r + 62 * PAGE, PAGE), 0);
 	cr_assert_eq(purge_enqueue(q, r + 61 * PAGE, 3 * PAGE), 0); /* a hole: fails */
 	cr_assert_eq(purge_set_batch(q, 3), 0);
+	cr_assert_geq(purge_flush_to(q, PAGE), 0);
+	cr_assert_geq(purge_flush_older(q, 1), 0);
 	cr_assert_geq(purge_flush(q), 0);
-	struct purge_stats st;
 	purge_get_stats(q, &st);
+	cr_assert_gt(purge_stats_format(&st, text, sizeof(text), 0), 0);
+	cr_assert_gt(purge_stats_format(&st, text, sizeof(text), PURGE_FORMAT_JSON), 0);
+	cr_assert_eq(purge_oldest_ns(q), 0);
 	cr_assert_eq(purge_get_batch(q), 3);
 	cr_assert_geq(purge_backend(MADV_FREE), 1);
+	cr_assert_geq(purge_version(), 20000);
+	purge_fork_prepare(q);
+	purge_fork_parent(q);
 	cr_assert_eq(purge_enqueue(q2, r, PAGE), 0);
+	cr_assert_gt(purge_oldest_ns(q2), 0);
 	cr_assert_eq(purge_queue_destroy(q2), 0);
 	cr_assert_eq(purge_queue_destroy(q), 0);
 	armed = 0;

@@ -133,12 +133,12 @@ Test(queue, age_threshold_flushes_on_enqueue)
 	purge_queue *q = mkq(&cfg);
 
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+	fk.now += 19 * 1000 * 1000;
 	cr_assert_eq(purge_enqueue(q, (void *)pg(2), PAGE), 0);
-	cr_assert_eq(fk.pmadv_calls, 0);
-	struct timespec ts = {0, 30 * 1000 * 1000};
-	nanosleep(&ts, NULL);
+	cr_assert_eq(fk.pmadv_calls, 0, "19 ms old: not yet");
+	fk.now += 1000 * 1000;
 	cr_assert_eq(purge_enqueue(q, (void *)pg(4), PAGE), 0);
-	cr_assert_eq(stats_of(q).auto_flushes, 1);
+	cr_assert_eq(stats_of(q).auto_flushes, 1, "20 ms old: due");
 	cr_assert_eq(stats_of(q).purged_bytes, 3 * PAGE);
 }
 
@@ -150,10 +150,12 @@ Test(queue, cancel_removes_trims_and_splits)
 	cr_assert_eq(purge_enqueue(q, (void *)pg(10), 10 * PAGE), 0); /* split */
 	cr_assert_eq(purge_enqueue(q, (void *)pg(30), 2 * PAGE), 0);  /* removed */
 	cr_assert_eq(purge_enqueue(q, (void *)pg(40), 4 * PAGE), 0);  /* trimmed right */
-	cr_assert_eq(purge_cancel(q, (void *)pg(2), 2 * PAGE), 0);
-	cr_assert_eq(purge_cancel(q, (void *)pg(13), 3 * PAGE), 0);
-	cr_assert_eq(purge_cancel(q, (void *)pg(29), 4 * PAGE), 0);
-	cr_assert_eq(purge_cancel(q, (void *)(pg(39) + 7), 2 * PAGE), 0, "widened outward");
+	cr_assert_eq(purge_cancel(q, (void *)pg(2), 2 * PAGE), 1);
+	cr_assert_eq(purge_cancel(q, (void *)pg(13), 3 * PAGE), 1);
+	cr_assert_eq(purge_cancel(q, (void *)pg(29), 4 * PAGE), 1);
+	cr_assert_eq(purge_cancel(q, (void *)(pg(39) + 7), 2 * PAGE), 1, "widened outward");
+	cr_assert_eq(purge_cancel(q, (void *)pg(2), 2 * PAGE), 0, "nothing left there");
+	cr_assert_eq(purge_cancel(q, (void *)pg(20), 10 * PAGE), 0, "between pending ranges");
 	assert_identity(q);
 	cr_assert_eq(stats_of(q).cancelled_bytes, (2 + 3 + 2 + 2) * PAGE);
 	cr_assert_eq(purge_flush(q), 0);
@@ -174,7 +176,9 @@ Test(queue, cancel_straddling_many_ranges)
 
 	for (size_t i = 0; i < 10; i++)
 		cr_assert_eq(purge_enqueue(q, (void *)pg(3 * i), 2 * PAGE), 0);
-	cr_assert_eq(purge_cancel(q, (void *)pg(4), 20 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, (void *)pg(4), 20 * PAGE), 1);
+	cr_assert_eq(stats_of(q).cancelled_bytes, (1 + 2 * 6) * PAGE);
+	cr_assert_eq(stats_of(q).pending_ranges, 4);
 	cr_assert_eq(purge_flush(q), 0);
 	for (size_t p = 4; p < 24; p++)
 		cr_assert_eq(fake_purged(&fk, pg(p)), 0, "page %zu", p);
@@ -183,25 +187,31 @@ Test(queue, cancel_straddling_many_ranges)
 	assert_identity(q);
 }
 
-/* Overlapping pending ranges and a full queue: the split's far part is
- * purged at once, never the cancelled bytes. */
-Test(queue, cancel_splits_with_no_free_slot)
+/* Splits beyond the spare room: the oldest ranges are settled first (a
+ * call), never a cancelled byte, and the split parts keep their bytes. */
+Test(queue, cancel_splits_when_the_pool_is_full)
 {
-	struct purge_config cfg = {.capacity = 4};
+	struct purge_config cfg = {.capacity = 8, .batch = 2};
 	purge_queue *q = mkq(&cfg);
+	size_t spare = purge__pool_pieces(8) - 8;
 
-	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0);
-	cr_assert_eq(purge_cancel(q, (void *)pg(4), 2 * PAGE), 0);
+	for (size_t i = 0; i < 7; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(100 * i), 64 * PAGE), 0);
+	/* each cancel splits range 6 again: 7 + 1 + spare - 2 pieces fill the pool */
+	for (size_t k = 0; k < spare + 2; k++)
+		cr_assert_eq(purge_cancel(q, (void *)pg(600 + 2 * k + 1), PAGE), 1, "cut %zu", k);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.auto_flushes, 1, "one round made room");
+	cr_assert_eq(st.purged_bytes, 2 * 64 * PAGE, "the two oldest ranges, a batch");
+	cr_assert(fake_range_purged(&fk, pg(0), 64 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(100), 64 * PAGE, 1));
+	cr_assert_eq(fake_purged(&fk, pg(200)), 0);
 	assert_identity(q);
 	cr_assert_eq(purge_flush(q), 0);
-	cr_assert(fake_range_purged(&fk, pg(4), 2 * PAGE, 0));
-	for (size_t p = 0; p < 10; p++)
-		if (p < 4 || p >= 6)
-			cr_assert_geq(fake_purged(&fk, pg(p)), 1, "page %zu", p);
-	struct purge_stats st = stats_of(q);
-	cr_assert_eq(st.cancelled_bytes, 3 * 2 * PAGE);
-	cr_assert_eq(st.purged_bytes, 3 * 8 * PAGE);
+	for (size_t k = 0; k < spare + 2; k++) {
+		cr_assert_eq(fake_purged(&fk, pg(600 + 2 * k + 1)), 0, "cancelled page %zu", k);
+		cr_assert_eq(fake_purged(&fk, pg(600 + 2 * k)), 1, "kept page %zu", k);
+	}
 	assert_identity(q);
 }
 
@@ -213,6 +223,7 @@ Test(queue, cancel_checks_arguments)
 	cr_assert_eq(purge_cancel(q, (void *)pg(0), 0), 0);
 	cr_assert_eq(purge_cancel(q, (void *)UINTPTR_MAX, 2), -EINVAL);
 	cr_assert_eq(purge_cancel(q, (void *)pg(0), PAGE), 0, "nothing pending");
+	cr_assert_eq(purge_cancel(q, (void *)(UINTPTR_MAX - 10), 5), -EINVAL, "widening overflows");
 }
 
 Test(queue, batch_knob)
@@ -307,8 +318,11 @@ Test(queue, errno_is_left_alone)
 }
 
 static purge_queue *reentry_q;
-static int reentry_ret[4];
+static int reentry_ret[7];
+static struct purge_stats reentry_st;
 
+/* Every mutating call answers -EBUSY from inside the callback; the
+ * read-only ones work, and set_batch leaves the flush in progress alone. */
 static void reenter(void *arg, void *addr, size_t len, int err)
 {
 	(void)arg, (void)err;
@@ -316,25 +330,34 @@ static void reenter(void *arg, void *addr, size_t len, int err)
 	reentry_ret[1] = purge_cancel(reentry_q, addr, len);
 	reentry_ret[2] = purge_flush(reentry_q);
 	reentry_ret[3] = purge_queue_destroy(reentry_q);
+	reentry_ret[4] = purge_set_batch(reentry_q, 1);
+	reentry_ret[5] = purge_flush_older(reentry_q, 1);
+	reentry_ret[6] = purge_flush_to(reentry_q, 0);
+	purge_get_stats(reentry_q, &reentry_st);
 }
 
 Test(queue, calls_from_on_failure_are_busy)
 {
 	for (int locked = 0; locked < 2; locked++) {
-		struct purge_config cfg = {.flags = locked ? PURGE_LOCKED : 0};
-		reentry_q = mkq(&cfg);
-		/* mkq set its own recorder: replace it */
+		struct purge_config cfg = {.flags = locked ? PURGE_LOCKED : 0, .batch = 4};
 		size_t bytes = purge_queue_bytes(0);
 		void *mem = test_alloc(bytes);
 		cfg.on_failure = reenter;
 		cr_assert_eq(purge__queue_init_backend(&reentry_q, mem, bytes, &cfg, &fk.be), 0);
 		fake_fail_page(&fk, pg(0), -ENOMEM);
-		cr_assert_eq(purge_enqueue(reentry_q, (void *)pg(0), PAGE), 0);
+		for (size_t i = 0; i < 12; i++)
+			cr_assert_eq(purge_enqueue(reentry_q, (void *)pg(2 * i), PAGE), 0);
+		unsigned calls = fk.pmadv_calls;
 		cr_assert_eq(purge_flush(reentry_q), 1);
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 7; i++)
 			cr_assert_eq(reentry_ret[i], -EBUSY, "call %d locked=%d", i, locked);
+		cr_assert_eq(reentry_st.failed_ranges, 1, "get_stats works inside");
+		cr_assert_eq(purge_get_batch(reentry_q), 4, "batch unchanged");
+		/* batch 4 throughout: the call that failed at once, then 11 ranges in 3 */
+		cr_assert_eq(fk.pmadv_calls - calls, 4);
 		cr_assert_eq(purge_enqueue(reentry_q, (void *)pg(2), PAGE), 0, "usable after");
 		assert_identity(reentry_q);
+		fake_fail_page(&fk, pg(0), 0);
 	}
 }
 

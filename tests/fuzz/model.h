@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Model-based fuzzing of a purge queue.  A driver feeds random operations
- * (enqueue, cancel, flush, set_batch, reconfigure, fault injection) to the
- * library and to a model of what must be purged, over a real mapped region
- * fenced by guard pages, and checks after every operation that
+ * (enqueue, cancel, flush, flush_older, flush_to, clock ticks, set_batch,
+ * reconfigure, fault injection, refusals) to the library and to a model
+ * written from the contract in purge.h, over a real mapped region fenced by
+ * guard pages, with the fake kernel or the real one and a clock the driver
+ * moves.  After every operation it checks that
  *  - every page that is not pending holds what the model says: its pattern
- *    (live data: never purged) or zero (purged, MADV_DONTNEED);
- *  - stats and on_failure reports match the model, and
- *    enqueued = purged + cancelled + failed + pending.
+ *    (live data, or a page the kernel refused) or zero (purged with
+ *    MADV_DONTNEED);
+ *  - cancel's answer, the pending ranges and bytes, the flushes and the age
+ *    of the oldest range are the model's;
+ *  - purged and failed bytes add up to what was settled, failed bytes lie
+ *    between what had to fail and what could, and equal what on_failure
+ *    reported; every report lies inside one settled range and names a page
+ *    the kernel had a reason to refuse.
  * Randomness comes from a byte stream (libFuzzer) or a seeded PRNG.
  */
 #ifndef FUZZ_MODEL_H

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The address index (index.h): a B+tree in an array of nodes.  Internal
+ * node child c holds the keys in [key[c-1], key[c]); leaves are linked in
+ * key order.  A separator may be older than the keys it bounds (removals do
+ * not rewrite it), which never breaks that order.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "index.h"
+
+#define K    PURGE_IDX_K
+#define MIN  (K / 2) /* a non-root node under this borrows or merges */
+#define FILL (K - 4) /* entries (leaves) or children (internal) per bulk-loaded node */
+#define MAXH 16      /* height bound: with >= 13 children a node, 2^32 keys need 9 */
+
+typedef struct purge__node node;
+
+struct path {
+	uint32_t node[MAXH]; /* internal nodes from the root down */
+	uint32_t ci[MAXH];   /* child taken at each */
+	int depth;
+};
+
+size_t purge__idx_nodes(size_t entries)
+{
+	/* leaves keep >= 13 entries and internal nodes >= 13 children, but the
+	 * root: entries/13 leaves, a twelfth more above them, node 0, slack */
+	return entries / 12 + 24;
+}
+
+static uint32_t nodes_free(const struct purge__index *x)
+{
+	uint32_t n = x->cap - x->bump;
+
+	for (uint32_t f = x->free; f; f = x->node[f].next)
+		n++;
+	return n;
+}
+
+/* Sets nd->n to n <= old and marks the slots it gave up unused. */
+static void shrink(node *nd, uint32_t old, uint32_t n)
+{
+	for (uint32_t i = n; i < old; i++)
+		nd->key[i] = PURGE_IDX_NONE;
+	nd->n = n;
+}
+
+static uint32_t node_new(struct purge__index *x, uint32_t leaf)
+{
+	uint32_t id = x->free;
+
+	if (id)
+		x->free = x->node[id].next;
+	else if (x->bump < x->cap)
+		id = x->bump++;
+	else
+		return 0;
+	node *nd = &x->node[id];
+
+	*nd = (node){.leaf = leaf};
+	shrink(nd, PURGE_IDX_K + 1, 0);
+	return id;
+}
+
+static void node_free(struct purge__index *x, uint32_t id)
+{
+	x->node[id].next = x->free;
+	x->free = id;
+}
+
+void purge__idx_init(struct purge__index *x, struct purge__node *mem, uint32_t cap)
+{
+	x->node = mem;
+	x->cap = cap;
+	purge__idx_clear(x);
+}
+
+void purge__idx_clear(struct purge__index *x)
+{
+	x->bump = 1;
+	x->free = 0;
+	x->root = 0;
+	x->count = 0;
+}
+
+/* Keys of nd that are <= key.  Unused slots hold PURGE_IDX_NONE, above any
+ * key, so the search always looks at 2^5 - 1 slots and needs no branch
+ * (a mispredicted branch per probe costs more than the probe). */
+static uint32_t upper(const node *nd, uintptr_t key)
+{
+	const uintptr_t *k = nd->key;
+	uint32_t pos = 0;
+
+	pos += (uint32_t)(k[pos + 15] <= key) << 4;
+	pos += (uint32_t)(k[pos + 7] <= key) << 3;
+	pos += (uint32_t)(k[pos + 3] <= key) << 2;
+	pos += (uint32_t)(k[pos + 1] <= key) << 1;
+	pos += (uint32_t)(k[pos] <= key);
+	return pos;
+}
+
+static uint32_t descend(const struct purge__index *x, uintptr_t key, struct path *pa)
+{
+	uint32_t id = x->root;
+	int d = 0;
+
+	while (!x->node[id].leaf) {
+		uint32_t c = upper(&x->node[id], key);
+		pa->node[d] = id;
+		pa->ci[d] = c;
+		d++;
+		id = x->node[id].val[c];
+	}
+	pa->depth = d;
+	return id;
+}
+
+bool purge__idx_find_le(const struct purge__index *x, uintptr_t key, struct purge__ipos *p)
+{
+	struct path pa;
+
+	if (!x->count)
+		return false;
+	uint32_t leaf = descend(x, key, &pa), i = upper(&x->node[leaf], key);
+	if (i == 0) {
+		/* everything left of this leaf is below its separator <= key */
+		leaf = x->node[leaf].prev;
+		if (!leaf)
+			return false;
+		i = x->node[leaf].n;
+	}
+	*p = (struct purge__ipos){leaf, i - 1};
+	return true;
+}
+
+bool purge__idx_find_ge(const struct purge__index *x, uintptr_t key, struct purge__ipos *p)
+{
+	struct path pa;
+
+	if (!x->count)
+		return false;
+	uint32_t leaf = descend(x, key, &pa), i = upper(&x->node[leaf], key);
+	if (i > 0 && x->node[leaf].key[i - 1] == key)
+		i--;
+	if (i == x->node[leaf].n) {
+		leaf = x->node[leaf].next;
+		i = 0;
+	}
+	*p = (struct purge__ipos){leaf, i};
+	return leaf != 0;
+}
+
+bool purge__idx_next(const struct purge__index *x, struct purge__ipos *p)
+{
+	if (++p->i < x->node[p->leaf].n)
+		return true;
+	p->leaf = x->node[p->leaf].next;
+	p->i = 0;
+	return p->leaf != 0;
+}
+
+/* ---- insert ------------------------------------------------------------ */
+
+static void leaf_put(node *nd, uint32_t i, uintptr_t key, uint32_t val)
+{
+	memmove(&nd->key[i + 1], &nd->key[i], (nd->n - i) * sizeof(nd->key[0]));
+	memmove(&nd->val[i + 1], &nd->val[i], (nd->n - i) * sizeof(nd->val[0]));
+	nd->key[i] = key;
+	nd->val[i] = val;
+	nd->n++;
+}
+
+/* Key ci and child ci + 1 of an internal node. */
+static void inner_put(node *nd, uint32_t ci, uintptr_t key, uint32_t child)
+{
+	memmove(&nd->key[ci + 1], &nd->key[ci], (nd->n - ci) * sizeof(nd->key[0]));
+	memmove(&nd->val[ci + 2], &nd->val[ci + 1], (nd->n - ci) * sizeof(nd->val[0]));
+	nd->key[ci] = key;
+	nd->val[ci + 1] = child;
+	nd->n++;
+}
+
+/* Moves the upper half of a full leaf to a new right neighbour. */
+static uint32_t split_leaf(struct purge__index *x, uint32_t id, uintptr_t *sep)
+{
+	uint32_t rid = node_new(x, 1);
+	node *l = &x->node[id], *r = &x->node[rid];
+	uint32_t h = l->n / 2;
+
+	r->n = l->n - h;
+	memcpy(r->key, &l->key[h], r->n * sizeof(r->key[0]));
+	memcpy(r->val, &l->val[h], r->n * sizeof(r->val[0]));
+	shrink(l, l->n, h);
+	r->next = l->next;
+	r->prev = id;
+	if (l->next)
+		x->node[l->next].prev = rid;
+	l->next = rid;
+	*sep = r->key[0];
+	return rid;
+}
+
+/* Splits a full internal node around its middle key, which moves up. */
+static uint32_t split_inner(struct purge__index *x, uint32_t id, uintptr_t *sep)
+{
+	uint32_t rid = node_new(x, 0);
+	node *l = &x->node[id], *r = &x->node[rid];
+	uint32_t h = l->n / 2;
+
+	*sep = l->key[h];
+	r->n = l->n - h - 1;
+	memcpy(r->key, &l->key[h + 1], r->n * sizeof(r->key[0]));
+	memcpy(r->val, &l->val[h + 1], (r->n + 1) * sizeof(r->val[0]));
+	shrink(l, l->n, h);
+	return rid;
+}
+
+/* Hands (sep, rid), the new right neighbour of path child d, up the path. */
+static void grow_up(struct purge__index *x, const struct path *pa, uintptr_t sep, uint32_t rid)
+{
+	for (int d = pa->depth - 1; d >= 0; d--) {
+		uint32_t id = pa->node[d], ci = pa->ci[d];
+		if (x->node[id].n < K) {
+			inner_put(&x->node[id], ci, sep, rid);
+			return;
+		}
+		uintptr_t up;
+		uint32_t r2 = split_inner(x, id, &up), h = x->node[id].n;
+		if (ci <= h)
+			inner_put(&x->node[id], ci, sep, rid);
+		else
+			inner_put(&x->node[r2], ci - h - 1, sep, rid);
+		sep = up;
+		rid = r2;
+	}
+	uint32_t root = node_new(x, 0);
+	x->node[root].n = 1;
+	x->node[root].key[0] = sep;
+	x->node[root].val[0] = x->root;
+	x->node[root].val[1] = rid;
+	x->root = root;
+}
+
+int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
+{
+	struct path pa;
+
+	if (!x->root && !(x->root = node_new(x, 1)))
+		return -ENOSPC;
+	uint32_t leaf = descend(x, key, &pa), i = upper(&x->node[leaf], key);
+	node *nd = &x->node[leaf];
+	if (nd->n < K) {
+		leaf_put(nd, i, key, val);
+		x->count++;
+		return 0;
+	}
+	/* a split at every level and a new root at worst */
+	if (nodes_free(x) < (uint32_t)pa.depth + 2)
+		return -ENOSPC;
+	uintptr_t sep;
+	uint32_t rid = split_leaf(x, leaf, &sep), h = x->node[leaf].n;
+	if (key >= sep)
+		leaf_put(&x->node[rid], i - h, key, val);
+	else
+		leaf_put(&x->node[leaf], i, key, val);
+	x->count++;
+	grow_up(x, &pa, sep, rid);
+	return 0;
+}
+
+/* ---- remove ------------------------------------------------------------ */
+
+static void leaf_cut(node *nd, uint32_t i)
+{
+	memmove(&nd->key[i], &nd->key[i + 1], (nd->n - i - 1) * sizeof(nd->key[0]));
+	memmove(&nd->val[i], &nd->val[i + 1], (nd->n - i - 1) * sizeof(nd->val[0]));
+	shrink(nd, nd->n, nd->n - 1);
+}
+
+/* Child ci of p takes the last entry of its left neighbour. */
+static void borrow_left(struct purge__index *x, node *p, uint32_t ci)
+{
+	node *l = &x->node[p->val[ci - 1]], *c = &x->node[p->val[ci]];
+	uint32_t inner = !c->leaf;
+
+	memmove(&c->key[1], &c->key[0], c->n * sizeof(c->key[0]));
+	memmove(&c->val[1], &c->val[0], (c->n + inner) * sizeof(c->val[0]));
+	if (inner) {
+		c->key[0] = p->key[ci - 1];
+		c->val[0] = l->val[l->n];
+		p->key[ci - 1] = l->key[l->n - 1];
+	} else {
+		c->key[0] = l->key[l->n - 1];
+		c->val[0] = l->val[l->n - 1];
+		p->key[ci - 1] = c->key[0];
+	}
+	shrink(l, l->n, l->n - 1);
+	c->n++;
+}
+
+/* Child ci of p takes the first entry of its right neighbour. */
+static void borrow_right(struct purge__index *x, node *p, uint32_t ci)
+{
+	node *c = &x->node[p->val[ci]], *r = &x->node[p->val[ci + 1]];
+	uint32_t inner = !r->leaf;
+
+	if (inner) {
+		c->key[c->n] = p->key[ci];
+		c->val[c->n + 1] = r->val[0];
+		p->key[ci] = r->key[0];
+	} else {
+		c->key[c->n] = r->key[0];
+		c->val[c->n] = r->val[0];
+	}
+	c->n++;
+	memmove(&r->key[0], &r->key[1], (r->n - 1) * sizeof(r->key[0]));
+	memmove(&r->val[0], &r->val[1], (r->n - 1 + inner) * sizeof(r->val[0]));
+	shrink(r, r->n, r->n - 1);
+	if (!inner)
+		p->key[ci] = r->key[0];
+}
+
+/* Child j + 1 of p joins child j; p loses key j. */
+static void merge(struct purge__index *x, node *p, uint32_t j)
+{
+	uint32_t lid = p->val[j], rid = p->val[j + 1];
+	node *l = &x->node[lid], *r = &x->node[rid];
+
+	if (l->leaf) {
+		l->next = r->next;
+		if (r->next)
+			x->node[r->next].prev = lid;
+	} else {
+		l->key[l->n++] = p->key[j];
+		l->val[l->n] = r->val[0];
+		memcpy(&l->val[l->n + 1], &r->val[1], r->n * sizeof(r->val[0]));
+	}
+	memcpy(&l->key[l->n], r->key, r->n * sizeof(r->key[0]));
+	if (l->leaf)
+		memcpy(&l->val[l->n], r->val, r->n * sizeof(r->val[0]));
+	l->n += r->n;
+	node_free(x, rid);
+	memmove(&p->key[j], &p->key[j + 1], (p->n - j - 1) * sizeof(p->key[0]));
+	memmove(&p->val[j + 1], &p->val[j + 2], (p->n - j - 1) * sizeof(p->val[0]));
+	shrink(p, p->n, p->n - 1);
+}
+
+/* Child ci of p is under MIN: borrow (true) or merge (false: p lost a key). */
+static bool fix_child(struct purge__index *x, uint32_t pid, uint32_t ci)
+{
+	node *p = &x->node[pid];
+
+	if (ci > 0 && x->node[p->val[ci - 1]].n > MIN) {
+		borrow_left(x, p, ci);
+		return true;
+	}
+	if (ci < p->n && x->node[p->val[ci + 1]].n > MIN) {
+		borrow_right(x, p, ci);
+		return true;
+	}
+	merge(x, p, ci > 0 ? ci - 1 : ci);
+	return false;
+}
+
+static void rebalance(struct purge__index *x, const struct path *pa, uint32_t id)
+{
+	for (int d = pa->depth - 1; d >= 0 && x->node[id].n < MIN; d--) {
+		if (fix_child(x, pa->node[d], pa->ci[d]))
+			return;
+		id = pa->node[d];
+	}
+	while (!x->node[x->root].leaf && x->node[x->root].n == 0) {
+		uint32_t old = x->root;
+		x->root = x->node[old].val[0];
+		node_free(x, old);
+	}
+}
+
+bool purge__idx_remove(struct purge__index *x, uintptr_t key)
+{
+	struct path pa;
+
+	if (!x->count)
+		return false;
+	uint32_t leaf = descend(x, key, &pa), i = upper(&x->node[leaf], key);
+	if (i == 0 || x->node[leaf].key[i - 1] != key)
+		return false;
+	leaf_cut(&x->node[leaf], i - 1);
+	if (--x->count == 0) {
+		purge__idx_clear(x);
+		return true;
+	}
+	rebalance(x, &pa, leaf);
+	return true;
+}
+
+int purge__idx_set_key(struct purge__index *x, const struct purge__ipos *p, uintptr_t key)
+{
+	node *nd = &x->node[p->leaf];
+	uintptr_t old = nd->key[p->i];
+	uint32_t val = nd->val[p->i];
+
+	/* inside the leaf the next key bounds it; the last key of a leaf may
+	 * cross a separator: take it out and put it back */
+	if (p->i + 1 < nd->n) {
+		nd->key[p->i] = key;
+		return 0;
+	}
+	purge__idx_remove(x, old);
+	return purge__idx_insert(x, key, val);
+}
+
+/* ---- bulk load --------------------------------------------------------- */
+
+/* One level: n (first key, node) pairs in lv, grouped under new parents
+ * of at most FILL children each; lv gets the parents.  Returns their count. */
+static size_t load_level(struct purge__index *x, struct purge__kv *lv, size_t n)
+{
+	size_t groups = (n + FILL - 1) / FILL, at = 0;
+
+	for (size_t g = 0; g < groups; g++) {
+		size_t take = (n - at) / (groups - g);
+		uint32_t id = node_new(x, 0);
+		if (!id)
+			return 0;
+		node *nd = &x->node[id];
+		struct purge__kv first = lv[at];
+		nd->n = (uint32_t)take - 1;
+		nd->val[0] = (uint32_t)first.val;
+		for (size_t k = 1; k < take; k++) {
+			nd->key[k - 1] = lv[at + k].key;
+			nd->val[k] = (uint32_t)lv[at + k].val;
+		}
+		lv[g] = (struct purge__kv){first.key, id};
+		at += take;
+	}
+	return groups;
+}
+
+/* The leaves, evenly filled, linked; lv gets (first key, leaf) pairs. */
+static size_t load_leaves(struct purge__index *x, const struct purge__kv *kv, size_t n,
+                          struct purge__kv *lv)
+{
+	size_t groups = (n + FILL - 1) / FILL, at = 0;
+	uint32_t prev = 0;
+
+	for (size_t g = 0; g < groups; g++) {
+		size_t take = (n - at) / (groups - g);
+		uint32_t id = node_new(x, 1);
+		if (!id)
+			return 0;
+		node *nd = &x->node[id];
+		for (size_t k = 0; k < take; k++) {
+			nd->key[k] = kv[at + k].key;
+			nd->val[k] = (uint32_t)kv[at + k].val;
+		}
+		nd->n = (uint32_t)take;
+		nd->prev = prev;
+		if (prev)
+			x->node[prev].next = id;
+		prev = id;
+		lv[g] = (struct purge__kv){kv[at].key, id};
+		at += take;
+	}
+	return groups;
+}
+
+int purge__idx_load(struct purge__index *x, const struct purge__kv *kv, size_t n,
+                    struct purge__kv *scratch)
+{
+	purge__idx_clear(x);
+	if (n == 0)
+		return 0;
+	size_t m = load_leaves(x, kv, n, scratch);
+	while (m > 1)
+		m = load_level(x, scratch, m);
+	if (m == 0) {
+		purge__idx_clear(x);
+		return -ENOSPC;
+	}
+	x->root = (uint32_t)scratch[0].val;
+	x->count = (uint32_t)n;
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The address index: a B+tree over the start addresses of pending ranges
+ * that do not overlap, with nodes carved from the queue's storage.  Plain
+ * data, no system call, no allocation: queue.c owns one.
+ *
+ * Costs, n entries: find O(log n); insert and remove O(log n) (node splits,
+ * borrows and merges keep every node but the root at least a third full);
+ * bulk load from sorted keys O(n).
+ */
+#ifndef PURGE_INDEX_H
+#define PURGE_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PURGE_IDX_K 31 /* keys per node: 2^5 - 1, see upper() in index.c */
+
+#define PURGE_IDX_NONE UINTPTR_MAX
+
+struct purge__node {
+	uint32_t n;                     /* keys in use */
+	uint32_t leaf;                  /* 1: leaf; 0: internal */
+	uint32_t prev, next;            /* leaves: neighbours in key order; free nodes: next */
+	uintptr_t key[PURGE_IDX_K + 1]; /* unused slots hold PURGE_IDX_NONE */
+	uint32_t val[PURGE_IDX_K + 1];  /* leaf: values; internal: n + 1 children */
+};
+
+struct purge__index {
+	struct purge__node *node; /* node[0] is unused: 0 means "none" */
+	uint32_t cap;             /* nodes, node[0] included */
+	uint32_t bump;            /* next never-used node */
+	uint32_t free;            /* free list */
+	uint32_t root;
+	uint32_t count; /* entries */
+};
+
+/* A position: entry i of leaf node `leaf`. */
+struct purge__ipos {
+	uint32_t leaf, i;
+};
+
+/* A (key, value) pair for bulk loading. */
+struct purge__kv {
+	uintptr_t key;
+	uintptr_t val;
+};
+
+/* Nodes needed for `entries` entries at most, whatever the order of
+ * inserts and removes. */
+size_t purge__idx_nodes(size_t entries);
+void purge__idx_init(struct purge__index *x, struct purge__node *mem, uint32_t cap);
+void purge__idx_clear(struct purge__index *x);
+/* 0, or -ENOSPC when no node is left (the index is unchanged). */
+int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val);
+/* Removes the entry with exactly this key; false when there is none. */
+bool purge__idx_remove(struct purge__index *x, uintptr_t key);
+/* The entry with the largest key <= key. */
+bool purge__idx_find_le(const struct purge__index *x, uintptr_t key, struct purge__ipos *p);
+/* The entry with the smallest key >= key. */
+bool purge__idx_find_ge(const struct purge__index *x, uintptr_t key, struct purge__ipos *p);
+/* Moves p to the next entry in key order; false at the end. */
+bool purge__idx_next(const struct purge__index *x, struct purge__ipos *p);
+/* Replaces the key at p (p is stale afterwards); the caller keeps the order
+ * (previous key < key < next key).  0, or -ENOSPC (the entry is gone). */
+int purge__idx_set_key(struct purge__index *x, const struct purge__ipos *p, uintptr_t key);
+/* Rebuilds the index from n pairs sorted by key, keys distinct.  scratch
+ * holds n pairs.  -ENOSPC when the nodes do not suffice (index empty). */
+int purge__idx_load(struct purge__index *x, const struct purge__kv *kv, size_t n,
+                    struct purge__kv *scratch);
+
+static inline uintptr_t purge__idx_key(const struct purge__index *x, const struct purge__ipos *p)
+{
+	return x->node[p->leaf].key[p->i];
+}
+
+static inline uint32_t purge__idx_val(const struct purge__index *x, const struct purge__ipos *p)
+{
+	return x->node[p->leaf].val[p->i];
+}
+
+#endif

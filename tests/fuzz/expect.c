@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The model (expect.h), written from purge.h's contract rather than from
+ * the library's code: ranges are a plain list, cancel trims and splits
+ * them, the thresholds and partial flushes pick the oldest.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "expect.h"
+
+/* ---- the list ------------------------------------------------------------ */
+
+static bool older(const struct mrange *a, const struct mrange *b)
+{
+	if (a->stamp != b->stamp)
+		return a->stamp < b->stamp;
+	if (a->split != b->split)
+		return !a->split;
+	return a->seq < b->seq;
+}
+
+static size_t oldest_at(const struct fz *z)
+{
+	size_t o = 0;
+
+	for (size_t k = 1; k < z->n; k++)
+		if (older(&z->l[k], &z->l[o]))
+			o = k;
+	return o;
+}
+
+uint64_t m_oldest(const struct fz *z)
+{
+	return z->n ? z->l[oldest_at(z)].stamp : 0;
+}
+
+static size_t pool(const struct fz *z)
+{
+	return purge__pool_pieces(z->cfg.capacity ? z->cfg.capacity : PURGE_DEFAULT_CAPACITY);
+}
+
+static void add(struct fz *z, struct mrange r)
+{
+	CHECK(z, z->n < MAXL, "model list full");
+	z->l[z->n++] = r;
+	z->pend += r.e - r.s;
+}
+
+/* Range k is settled by a flush: remembered for the end-of-op checks. */
+static void settle_at(struct fz *z, size_t k)
+{
+	CHECK(z, z->ndone < 2 * MAXL, "too many settled");
+	z->done[z->ndone++] = z->l[k];
+	z->pend -= z->l[k].e - z->l[k].s;
+	z->l[k] = z->l[--z->n];
+}
+
+static size_t settle_oldest(struct fz *z, size_t max, uint64_t max_stamp, uint64_t max_bytes)
+{
+	size_t n = 0;
+	uint64_t bytes = 0;
+
+	while (n < max && bytes < max_bytes && z->n) {
+		size_t k = oldest_at(z);
+		if (z->l[k].stamp > max_stamp)
+			break;
+		bytes += z->l[k].e - z->l[k].s;
+		settle_at(z, k);
+		n++;
+	}
+	return n;
+}
+
+static unsigned batch(const struct fz *z)
+{
+	return purge_get_batch(z->q);
+}
+
+/* ---- the calls ----------------------------------------------------------- */
+
+/* Room for `need` more ranges: the oldest `batch` at a time, one flush. */
+static void room(struct fz *z, size_t need)
+{
+	if (pool(z) - z->n >= need)
+		return;
+	z->flushes++;
+	while (settle_oldest(z, batch(z), UINT64_MAX, UINT64_MAX) && pool(z) - z->n < need)
+		;
+}
+
+static unsigned over(const struct fz *z)
+{
+	unsigned c = 0;
+	const struct purge_config *g = &z->cfg;
+
+	if (z->n >= (g->capacity ? g->capacity : PURGE_DEFAULT_CAPACITY))
+		c |= 1;
+	if (g->max_pending_bytes && z->pend > g->max_pending_bytes)
+		c |= 2;
+	if (g->max_delay_ns && z->n && z->now - m_oldest(z) >= g->max_delay_ns)
+		c |= 4;
+	return c;
+}
+
+void m_flush_all(struct fz *z)
+{
+	if (!z->n)
+		return;
+	z->flushes++;
+	while (z->n)
+		settle_at(z, 0);
+}
+
+void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
+{
+	struct mrange r = {s, e, z->now, ++z->seq, false, false};
+
+	room(z, 1);
+	for (size_t k = 0; k < z->n; k++)
+		if (z->l[k].s < e && s < z->l[k].e)
+			z->l[k].flag = r.flag = true;
+	add(z, r);
+	z->enq += e - s;
+	unsigned c = over(z);
+	if (!c)
+		return;
+	if (!(z->cfg.flags & PURGE_INCREMENTAL)) {
+		m_flush_all(z);
+		return;
+	}
+	z->flushes++;
+	while (settle_oldest(z, batch(z), UINT64_MAX, UINT64_MAX) && (over(z) & c))
+		;
+}
+
+/* Would enqueueing [s, e) keep the overlapping ranges within OVLB? */
+bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e)
+{
+	size_t flagged = 0, more = 0;
+
+	for (size_t k = 0; k < z->n; k++) {
+		bool hit = z->l[k].s < e && s < z->l[k].e;
+		flagged += z->l[k].flag;
+		more += hit && !z->l[k].flag;
+	}
+	return !more || flagged + more + 1 <= OVLB;
+}
+
+/* "ranges inside it are dropped, ranges overlapping it are trimmed or
+ * split (a split part keeps its age)" */
+static bool cut(struct fz *z, size_t k, uintptr_t a, uintptr_t b)
+{
+	struct mrange *p = &z->l[k];
+
+	if (p->e <= a || p->s >= b)
+		return false;
+	uintptr_t lo = p->s > a ? p->s : a, hi = p->e < b ? p->e : b;
+	z->canc += hi - lo;
+	z->pend -= hi - lo;
+	if (p->s < a && p->e > b) {
+		struct mrange r = *p;
+		r.s = b;
+		r.split = true;
+		r.seq = ++z->splits;
+		p->e = a;
+		z->pend -= r.e - r.s; /* add() counts it again */
+		add(z, r);
+	} else if (p->s < a) {
+		p->e = a;
+	} else {
+		p->s = b;
+	}
+	return true;
+}
+
+bool m_cancel(struct fz *z, uintptr_t a, uintptr_t b)
+{
+	bool any = false;
+
+	room(z, 2);
+	for (size_t k = 0; k < z->n;) {
+		any |= cut(z, k, a, b);
+		if (z->l[k].s >= z->l[k].e)
+			z->l[k] = z->l[--z->n];
+		else
+			k++;
+	}
+	return any;
+}
+
+void m_flush_older(struct fz *z, uint64_t age)
+{
+	if (age == 0) {
+		m_flush_all(z);
+		return;
+	}
+	if (!z->n || z->now < age || m_oldest(z) > z->now - age)
+		return;
+	z->flushes++;
+	settle_oldest(z, SIZE_MAX, z->now - age, UINT64_MAX);
+}
+
+void m_flush_to(struct fz *z, uint64_t keep)
+{
+	if (z->pend <= keep)
+		return;
+	z->flushes++;
+	settle_oldest(z, SIZE_MAX, UINT64_MAX, z->pend - keep);
+}
+
+void m_reset(struct fz *z)
+{
+	z->n = 0;
+	z->enq = z->canc = z->pend = z->flushes = 0;
+	z->seen_purged = z->seen_failed = 0;
+}
+
+/* ---- the checks ---------------------------------------------------------- */
+
+static bool bad_page(const struct fz *z, size_t i)
+{
+	return z->locked[i] || (!z->o->real_kernel && z->fk.fail[i]);
+}
+
+/* A forced vectored queue reports every range once process_madvise is
+ * refused for good. */
+static bool refusal_possible(const struct fz *z)
+{
+	return !z->o->real_kernel && z->fk.refuse && z->cfg.mode == PURGE_MODE_VECTORED;
+}
+
+/* Bytes of the settled ranges that had to fail and that could fail: a
+ * range with a refused page fails whole, or, when max_call_bytes cut it
+ * between calls, the parts with such a page; a range without one is purged. */
+static void fail_bounds(struct fz *z, uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	for (size_t k = 0; k < z->ndone; k++) {
+		const struct mrange *d = &z->done[k];
+		size_t len = d->e - d->s, bad = 0;
+		for (uintptr_t a = d->s; a < d->e; a += z->page)
+			bad += bad_page(z, fz_pidx(z, a));
+		if (refusal_possible(z)) {
+			*lo += bad * z->page;
+			*hi += len;
+		} else if (bad) {
+			*lo += z->cfg.max_call_bytes == 0 ? len : bad * z->page;
+			*hi += len;
+		}
+	}
+}
+
+/* Each report lies inside one settled range, which had a reason to fail. */
+static uint64_t check_reports(struct fz *z)
+{
+	uint64_t bytes = 0;
+
+	for (size_t f = 0; f < z->nf; f++) {
+		bool inside = false, why = refusal_possible(z);
+		for (size_t k = 0; k < z->ndone && !inside; k++)
+			inside = z->done[k].s <= z->f[f].s && z->f[f].e <= z->done[k].e;
+		for (uintptr_t a = z->f[f].s; a < z->f[f].e; a += z->page)
+			why |= bad_page(z, fz_pidx(z, a));
+		CHECK(z, inside, "report %zu+%zu spans ranges", fz_pidx(z, z->f[f].s),
+		      (size_t)(z->f[f].e - z->f[f].s) / z->page);
+		CHECK(z, why, "report %zu+%zu (%d) for no reason", fz_pidx(z, z->f[f].s),
+		      (size_t)(z->f[f].e - z->f[f].s) / z->page, z->f[f].err);
+		bytes += z->f[f].e - z->f[f].s;
+	}
+	return bytes;
+}
+
+/* Settled pages: a refused page keeps its bytes; a range with none is zero;
+ * the rest of a failed range may be either. */
+static void expect_settled(struct fz *z)
+{
+	for (size_t k = 0; k < z->ndone; k++) {
+		const struct mrange *d = &z->done[k];
+		bool clean = !refusal_possible(z);
+		for (uintptr_t a = d->s; a < d->e; a += z->page)
+			clean &= !bad_page(z, fz_pidx(z, a));
+		for (uintptr_t a = d->s; a < d->e; a += z->page) {
+			size_t i = fz_pidx(z, a);
+			if (!bad_page(z, i))
+				z->expect[i] = clean ? E_ZERO : E_ANY;
+		}
+	}
+}
+
+/* What the operation settled and reported, for a failure message. */
+static void dump(const struct fz *z)
+{
+	fprintf(stderr, "fuzz: capacity %u batch %u flags %#x mode %d max_call_bytes %zu\n",
+	        z->cfg.capacity, purge_get_batch(z->q), z->cfg.flags, z->cfg.mode,
+	        z->cfg.max_call_bytes);
+	for (size_t k = 0; k < z->ndone; k++) {
+		fprintf(stderr, "fuzz: settled %zu+%zu bad:", fz_pidx(z, z->done[k].s),
+		        (size_t)(z->done[k].e - z->done[k].s) / z->page);
+		for (uintptr_t a = z->done[k].s; a < z->done[k].e; a += z->page)
+			if (bad_page(z, fz_pidx(z, a)))
+				fprintf(stderr, " %zu", fz_pidx(z, a));
+		fputc('\n', stderr);
+	}
+	for (size_t f = 0; f < z->nf; f++)
+		fprintf(stderr, "fuzz: report %zu+%zu err %d\n", fz_pidx(z, z->f[f].s),
+		        (size_t)(z->f[f].e - z->f[f].s) / z->page, z->f[f].err);
+}
+
+static void check_books(struct fz *z)
+{
+	struct purge_stats st;
+	uint64_t settled = 0, lo, hi;
+
+	purge_get_stats(z->q, &st);
+	for (size_t k = 0; k < z->ndone; k++)
+		settled += z->done[k].e - z->done[k].s;
+	uint64_t dp = st.purged_bytes - z->seen_purged, df = st.failed_bytes - z->seen_failed;
+	fail_bounds(z, &lo, &hi);
+	if (lo > df || df > hi)
+		dump(z);
+	CHECK(z, dp + df == settled, "settled %llu + %llu, model %llu", (unsigned long long)dp,
+	      (unsigned long long)df, (unsigned long long)settled);
+	CHECK(z, lo <= df && df <= hi, "failed %llu, model %llu..%llu", (unsigned long long)df,
+	      (unsigned long long)lo, (unsigned long long)hi);
+	CHECK(z, check_reports(z) == df, "reported bytes differ from failed_bytes");
+	CHECK(z, st.enqueued_bytes == z->enq, "enqueued %llu, model %llu",
+	      (unsigned long long)st.enqueued_bytes, (unsigned long long)z->enq);
+	CHECK(z, st.cancelled_bytes == z->canc, "cancelled %llu, model %llu",
+	      (unsigned long long)st.cancelled_bytes, (unsigned long long)z->canc);
+	CHECK(z, st.pending_bytes == z->pend, "pending %llu, model %llu",
+	      (unsigned long long)st.pending_bytes, (unsigned long long)z->pend);
+	CHECK(z, st.pending_ranges == z->n, "pending ranges %llu, model %zu",
+	      (unsigned long long)st.pending_ranges, z->n);
+	CHECK(z, st.flushes == z->flushes, "flushes %llu, model %llu",
+	      (unsigned long long)st.flushes, (unsigned long long)z->flushes);
+	CHECK(z,
+	      st.enqueued_bytes ==
+	          st.purged_bytes + st.cancelled_bytes + st.failed_bytes + st.pending_bytes,
+	      "accounting identity broken");
+	z->seen_purged = st.purged_bytes;
+	z->seen_failed = st.failed_bytes;
+}
+
+static bool pending(const struct fz *z, size_t i)
+{
+	uintptr_t a = fz_pa(z, i);
+
+	for (size_t k = 0; k < z->n; k++)
+		if (z->l[k].s <= a && a < z->l[k].e)
+			return true;
+	return false;
+}
+
+static bool page_is(const struct fz *z, size_t i, uint8_t b)
+{
+	const volatile uint8_t *p = (const uint8_t *)fz_pa(z, i);
+
+	return p[0] == b && p[z->page / 2] == b && p[z->page - 1] == b;
+}
+
+static void check_pages(struct fz *z)
+{
+	for (size_t i = 0; i < NP; i++) {
+		if (pending(z, i) || z->expect[i] == E_ANY)
+			continue;
+		if (z->expect[i] == E_PATTERN)
+			CHECK(z, page_is(z, i, z->pat[i]), "page %zu: live data destroyed", i);
+		else
+			CHECK(z, page_is(z, i, 0), "page %zu: enqueued but not purged", i);
+	}
+}
+
+void m_check(struct fz *z)
+{
+	check_books(z);
+	expect_settled(z);
+	check_pages(z);
+	CHECK(z, purge_oldest_ns(z->q) == m_oldest(z), "oldest %llu, model %llu",
+	      (unsigned long long)purge_oldest_ns(z->q), (unsigned long long)m_oldest(z));
+	CHECK(z, z->fk.violations == 0, "the library sent a bad iovec");
+	z->ndone = 0;
+	z->nf = 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fuzz driver's model of a queue, from the contract in purge.h: the
+ * pending ranges with their ages, what each call settles, and the checks
+ * made after every operation (expect.c).  The driver (model.c) decides the
+ * operations.
+ */
+#ifndef FUZZ_EXPECT_H
+#define FUZZ_EXPECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../fake_kernel.h"
+#include "model.h"
+
+#define NP   64   /* pages in the region */
+#define MAXL 256  /* model ranges */
+#define MAXF 4096 /* failure reports per operation */
+#define OVLB 32   /* overlapping enqueues kept below purge_cancel's limit */
+
+enum { E_PATTERN, E_ZERO, E_ANY };
+
+/* A pending range as the contract sees it.  Equal ages settle in enqueue
+ * order, parts split off by a cancel last, in split order. */
+struct mrange {
+	uintptr_t s, e;
+	uint64_t stamp, seq;
+	bool split;
+	bool flag; /* overlapped another pending range: counts toward OVLB */
+};
+
+struct fz {
+	struct fuzz_src *src;
+	const struct fuzz_opts *o;
+	struct fake_kernel fk;
+	struct purge__backend be;
+	char *r;
+	size_t page;
+	purge_queue *q;
+	void *qmem;
+	struct purge_config cfg;
+	uint64_t now; /* the clock the queue reads, ns */
+	/* the model */
+	struct mrange l[MAXL];
+	size_t n;
+	uint64_t enq, canc, pend, flushes, seq, splits;
+	uint8_t expect[NP], pat[NP], locked[NP];
+	unsigned gen;
+	/* what the current operation settled, and its reports */
+	struct mrange done[2 * MAXL];
+	size_t ndone;
+	struct {
+		uintptr_t s, e;
+		int err;
+	} f[MAXF];
+	size_t nf;
+	uint64_t seen_purged, seen_failed; /* the library's, after the last check */
+	uint64_t op;
+};
+
+_Noreturn void fz_fail(struct fz *z, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define CHECK(z, c, ...)                                                                           \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			fz_fail(z, __VA_ARGS__);                                                   \
+	} while (0)
+
+uintptr_t fz_pa(const struct fz *z, size_t i);
+size_t fz_pidx(const struct fz *z, uintptr_t a);
+void fz_write_page(struct fz *z, size_t i);
+
+/* The model's side of each call (expect.c). */
+void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e);
+bool m_cancel(struct fz *z, uintptr_t s, uintptr_t e); /* the expected answer */
+void m_flush_all(struct fz *z);
+void m_flush_older(struct fz *z, uint64_t age);
+void m_flush_to(struct fz *z, uint64_t keep);
+bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e);
+uint64_t m_oldest(const struct fz *z);
+/* After every operation. */
+void m_check(struct fz *z);
+void m_reset(struct fz *z);
+
+#endif
