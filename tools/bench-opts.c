@@ -1,64 +1,50 @@
 // SPDX-License-Identifier: MIT
-/* purge-bench option parsing and validation (no measurement here). */
-#include "bench-opts.h"
-
+/* purge-bench command line: parsed and validated here, measured elsewhere. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
 
+#include "bench.h"
 #include "purge.h"
 
-#define DEFAULT_SIZE   ((size_t)256 << 20)
-#define DEFAULT_PIECE  ((size_t)4 << 10)
-#define DEFAULT_REPEAT 5
-#define MAX_THREADS    1024
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24 /* Linux 5.18; missing from glibc 2.36's headers */
+#endif
 
-/* Shift for a unit letter, or -1 when the letter is not a unit. */
-static int unit_shift(char c)
-{
-	switch (tolower((unsigned char)c)) {
-	case 'k':
-		return 10;
-	case 'm':
-		return 20;
-	case 'g':
-		return 30;
-	case 't':
-		return 40;
-	default:
-		return -1;
-	}
-}
-
-/* The text after the unit letter may only be "", "b" or "ib". */
-static bool unit_tail_ok(const char *t)
-{
-	return !*t || !strcasecmp(t, "b") || !strcasecmp(t, "ib");
-}
+/* clang-format off */
+const char *const bench_layouts[BENCH_NAMES] = {"scattered", "adjacent", "random"};
+const char *const bench_thps[BENCH_NAMES] = {"system", "never", "always"};
+const char *const bench_rows[BENCH_NAMES] = {"madvise-loop", "floor", "raw-pmadv", "purge-nocoal",
+                                             "purge-default"};
+const char *const bench_modes[BENCH_NAMES] = {
+	[PURGE_MODE_AUTO] = "auto", [PURGE_MODE_VECTORED] = "vectored", [PURGE_MODE_LOOP] = "loop"};
+const char *const bench_advices[BENCH_NAMES] = {
+	[MADV_DONTNEED] = "dontneed", [MADV_FREE] = "free", [MADV_COLD] = "cold",
+	[MADV_PAGEOUT] = "pageout", [MADV_DONTNEED_LOCKED] = "dontneed-locked"};
+/* clang-format on */
 
 int bench_parse_size(const char *s, size_t *out)
 {
-	/* strtoull would accept leading blanks and a minus sign: refuse both */
+	/* strtoull would accept leading blanks and a sign: refuse both */
 	if (!s || !isdigit((unsigned char)s[0]))
 		return -EINVAL;
-	errno = 0;
 	char *end;
+	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno == ERANGE)
 		return -ERANGE;
-	int shift = 0;
-	if (*end) {
-		shift = unit_shift(*end);
-		if (shift < 0 || !unit_tail_ok(end + 1))
-			return -EINVAL;
-	}
+	const char *units = "kmgt", *u = *end ? strchr(units, tolower((unsigned char)*end)) : NULL;
+	int shift = u ? 10 * (int)(u - units + 1) : 0;
+	if (*end && !u)
+		return -EINVAL;
+	if (*end && end[1] && strcasecmp(end + 1, "b") && strcasecmp(end + 1, "ib"))
+		return -EINVAL;
 	if (v == 0)
 		return -EINVAL;
 	if (v > (unsigned long long)SIZE_MAX >> shift)
@@ -73,64 +59,34 @@ static int cmp_unsigned(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sort and drop duplicates in place; returns the new count. */
-static unsigned sort_unique(unsigned *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_unsigned);
-	unsigned k = 0;
-	for (unsigned i = 0; i < n; i++)
-		if (k == 0 || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
 int bench_parse_vlens(const char *s, unsigned *out, unsigned max)
 {
 	unsigned n = 0;
-	const char *p = s;
-	if (!s || !*s)
-		return -EINVAL;
-	for (;;) {
-		if (!isdigit((unsigned char)*p))
-			return -EINVAL;
+	for (const char *p = s; p; n++) {
 		char *end;
 		errno = 0;
-		unsigned long v = strtoul(p, &end, 10);
-		if (errno || v < 1 || v > PURGE_BATCH_MAX)
+		unsigned long v = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
+		if (errno || v < 1 || v > PURGE_BATCH_MAX || (*end && *end != ','))
 			return -EINVAL;
 		if (n == max)
 			return -E2BIG;
-		out[n++] = (unsigned)v;
-		if (!*end)
-			break;
-		if (*end != ',')
-			return -EINVAL;
-		p = end + 1;
+		out[n] = (unsigned)v;
+		p = *end ? end + 1 : NULL;
 	}
-	return (int)sort_unique(out, n);
+	qsort(out, n, sizeof(*out), cmp_unsigned);
+	unsigned k = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (k == 0 || out[k - 1] != out[i])
+			out[k++] = out[i];
+	return (int)k;
 }
 
-/* Powers of two 1..PURGE_BATCH_MAX: the sweep users expect by default. */
-static void default_vlens(struct bench_opts *o)
+void bench_sidecar_path(const char *out, char *buf, size_t len)
 {
-	o->nvlens = 0;
-	for (unsigned v = 1; v <= PURGE_BATCH_MAX; v *= 2)
-		o->vlens[o->nvlens++] = v;
-}
-
-static void set_defaults(struct bench_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->size = DEFAULT_SIZE;
-	o->piece = DEFAULT_PIECE;
-	o->layout = LAYOUT_ADJACENT;
-	o->advice = MADV_DONTNEED;
-	default_vlens(o);
-	o->repeat = DEFAULT_REPEAT;
-	o->threads = 1;
-	o->seed = 1;
-	o->thp = THP_SYSTEM;
-	o->format = FORMAT_TABLE;
+	size_t n = strlen(out);
+	if (n > 4 && !strcasecmp(out + n - 4, ".csv"))
+		n -= 4;
+	snprintf(buf, len, "%.*s.json", (int)n, out);
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -142,128 +98,129 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* A whole decimal number in [lo, hi]. */
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+static void usage(const char *prog)
 {
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
+	printf("usage: %s [options]\n"
+	       "Time purging a private anonymous region in --piece ranges, five ways (rows):\n"
+	       "  madvise-loop   one madvise() per piece: the baseline\n"
+	       "  floor          one madvise() over the whole region: the work itself\n"
+	       "  raw-pmadv      process_madvise(PIDFD_SELF) with vlen pieces per call\n"
+	       "  purge-nocoal   libpurge at batch = vlen, PURGE_NO_COALESCE\n"
+	       "  purge-default  libpurge at batch = vlen, neighbours merged\n"
+	       "Workload:\n"
+	       "  --size SIZE      region size (default 64M)\n"
+	       "  --piece SIZE     bytes per purged range, whole pages (default 4K)\n"
+	       "  --layout L       which pieces are purged, in which order:\n"
+	       "    scattered      (default) every other piece: none touch, nothing merges,\n"
+	       "                   so only batching helps; shows the vlen effect\n"
+	       "    adjacent       every piece in address order: libpurge merges them all,\n"
+	       "                   so purge-default is one call whatever the vlen\n"
+	       "    random         every piece, shuffled (--seed): libpurge sorts and merges\n"
+	       "  --advice A       dontneed|free|dontneed-locked|cold|pageout (default dontneed)\n"
+	       "  --mode M         library rows: auto|vectored|loop (purge_config.mode;\n"
+	       "                   default auto, which honours $PURGE_MODE)\n"
+	       "  --batch LIST     vlens, e.g. 1,16,1024 (default 1,2,4,...,1024)\n"
+	       "  --repeat N       timed passes per row (default 5)\n"
+	       "  --threads T      T-1 helper threads write memory on other CPUs, so every\n"
+	       "                   TLB flush needs an IPI (default 1)\n"
+	       "  --thp MODE       THP advice on the region: system|never|always (default\n"
+	       "                   system: none)\n"
+	       "  --seed N         shuffle seed for --layout random (default 1)\n"
+	       "  --refault        also time writing the purged pages again\n"
+	       "Output (the table goes to stdout, or to stderr when stdout gets CSV/JSON):\n"
+	       "  --csv            CSV: one header line, then one line per row\n"
+	       "  --json           JSON (schema_version %d): machine, params, raw samples\n"
+	       "  --out FILE       write the CSV or JSON to FILE; with --csv the JSON also\n"
+	       "                   goes beside it (sweep.csv -> sweep.json)\n"
+	       "  --plot FILE      ns/page against vlen, p10-p90 bars (.svg/.png, gnuplot)\n"
+	       "  --suggest        smallest vlen within %.0f%% of the best; reruns the\n"
+	       "                   purge-default rows until two runs agree (at most %d runs)\n"
+	       "  --help, --version\n"
+	       "Warnings, under the table and in the JSON: load average above %.1f per CPU;\n"
+	       "a row's p90/p10 above %.1f (marked !); --suggest runs that never agree.\n"
+	       "Exit status: 0; 1 when a purge or an output fails; 2 for bad options or\n"
+	       "output paths (checked before the run).\n",
+	       prog, BENCH_JSON_SCHEMA, BENCH_TOLERANCE * 100, BENCH_SUGGEST_RUNS, BENCH_LOAD_MAX,
+	       BENCH_SPREAD_MAX);
+}
+
+static void set_defaults(struct bench_opts *o)
+{
+	*o = (struct bench_opts){.size = (size_t)64 << 20,
+	                         .piece = 4096,
+	                         .repeat = 5,
+	                         .threads = 1,
+	                         .seed = 1,
+	                         .layout = LAYOUT_SCATTERED,
+	                         .advice = MADV_DONTNEED,
+	                         .mode = PURGE_MODE_AUTO,
+	                         .thp = THP_SYSTEM};
+	for (unsigned v = 1; v <= PURGE_BATCH_MAX; v *= 2)
+		o->vlens[o->nvlens++] = v;
+}
+
+/* *out = the value whose name is arg, or -EINVAL with the choices in err. */
+static int choose(const char *opt, const char *arg, const char *const *names, int *out, char *err,
+                  size_t errlen)
+{
+	const char *sep = " ";
+	for (int i = 0; i < BENCH_NAMES; i++)
+		if (names[i] && !strcmp(arg, names[i])) {
+			*out = i;
+			return 0;
+		}
+	size_t n = (size_t)snprintf(err, errlen, "--%s: '%s' is not", opt, arg);
+	for (int i = 0; i < BENCH_NAMES && n < errlen; i++)
+		if (names[i]) {
+			n += (size_t)snprintf(err + n, errlen - n, "%s%s", sep, names[i]);
+			sep = "|";
+		}
+	return -EINVAL;
+}
+
+/* A whole decimal number in [lo, hi]. */
+static int parse_uint(const char *s, unsigned lo, unsigned long hi, unsigned *out)
+{
 	char *end;
 	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	unsigned long v = isdigit((unsigned char)*s) ? strtoul(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)*s) || errno || *end || v < lo || v > hi)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
 }
 
-/* Index of s in the NULL-terminated names, or -1. */
-static int pick(const char *s, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(s, names[i]))
-			return i;
-	return -1;
-}
+enum { OPT_CSV = 256, OPT_JSON, OPT_REFAULT, OPT_SUGGEST, OPT_THP, OPT_SEED, OPT_MODE, OPT_VER };
 
-static const char *const layout_names[] = {"adjacent", "scattered", "random", NULL};
-static const char *const thp_names[] = {"system", "never", "always", NULL};
-static const char *const advice_names[] = {"dontneed", "free", NULL};
-
-const char *bench_layout_name(enum bench_layout l)
-{
-	return layout_names[l];
-}
-
-const char *bench_thp_name(enum bench_thp t)
-{
-	return thp_names[t];
-}
-
-const char *bench_advice_name(int advice)
-{
-	return advice == MADV_FREE ? "free" : "dontneed";
-}
-
-enum { OPT_CSV = 256, OPT_JSON, OPT_REFAULT, OPT_SUGGEST, OPT_THP, OPT_SEED, OPT_VERSION };
-
-/* clang-format off: one option per line reads better than bin-packed */
+/* clang-format off */
 static const struct option long_opts[] = {
-    {"size", required_argument, NULL, 's'},      {"piece", required_argument, NULL, 'p'},
-    {"layout", required_argument, NULL, 'l'},    {"advice", required_argument, NULL, 'a'},
-    {"batch", required_argument, NULL, 'b'},     {"repeat", required_argument, NULL, 'r'},
-    {"threads", required_argument, NULL, 't'},   {"out", required_argument, NULL, 'o'},
-    {"plot", required_argument, NULL, 'P'},      {"thp", required_argument, NULL, OPT_THP},
-    {"seed", required_argument, NULL, OPT_SEED}, {"csv", no_argument, NULL, OPT_CSV},
-    {"json", no_argument, NULL, OPT_JSON},       {"refault", no_argument, NULL, OPT_REFAULT},
-    {"suggest", no_argument, NULL, OPT_SUGGEST}, {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0},
+	{"size", required_argument, NULL, 's'},      {"piece", required_argument, NULL, 'p'},
+	{"layout", required_argument, NULL, 'l'},    {"advice", required_argument, NULL, 'a'},
+	{"mode", required_argument, NULL, OPT_MODE}, {"batch", required_argument, NULL, 'b'},
+	{"repeat", required_argument, NULL, 'r'},    {"threads", required_argument, NULL, 't'},
+	{"thp", required_argument, NULL, OPT_THP},   {"seed", required_argument, NULL, OPT_SEED},
+	{"out", required_argument, NULL, 'o'},       {"plot", required_argument, NULL, 'P'},
+	{"csv", no_argument, NULL, OPT_CSV},         {"json", no_argument, NULL, OPT_JSON},
+	{"refault", no_argument, NULL, OPT_REFAULT}, {"suggest", no_argument, NULL, OPT_SUGGEST},
+	{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, OPT_VER},
+	{NULL, 0, NULL, 0},
 };
 /* clang-format on */
 
-void bench_usage(const char *prog)
-{
-	printf("usage: %s [options]\n"
-	       "Time purging a private anonymous region in --piece ranges: madvise loop,\n"
-	       "raw process_madvise, libpurge (coalescing off and on) and one madvise floor.\n"
-	       "  --size SIZE        region size (default 256M)\n"
-	       "  --piece SIZE       bytes per purged range (default 4K)\n"
-	       "  --layout L         adjacent | scattered | random (default adjacent)\n"
-	       "  --advice A         dontneed | free (default dontneed)\n"
-	       "  --batch LIST       vlens, e.g. 1,16,1024 (default 1,2,4,...,1024)\n"
-	       "  --repeat N         timed passes per row (default 5)\n"
-	       "  --threads T        T-1 helper threads touch memory on other CPUs (default 1)\n"
-	       "  --thp MODE         system | never | always: THP advice on the region\n"
-	       "  --seed N           shuffle seed for --layout random (default 1)\n"
-	       "  --refault          also time touching the purged pages again\n"
-	       "  --csv, --json      machine-readable output instead of the table\n"
-	       "  --out FILE         write the CSV/JSON to FILE; the table goes to stdout\n"
-	       "  --plot FILE        ns/page vs vlen with gnuplot (.svg or .png)\n"
-	       "  --suggest          print the smallest vlen within 5%% of the best\n",
-	       prog);
-}
-
-/* Options that pick one name from a fixed list. */
-static int apply_choice(struct bench_opts *o, int c, const char *arg, char *err, size_t errlen)
-{
-	int i;
-	switch (c) {
-	case 'l':
-		if ((i = pick(arg, layout_names)) < 0)
-			return fail(err, errlen, "--layout: '%s' is not adjacent|scattered|random",
-			            arg);
-		o->layout = (enum bench_layout)i;
-		return 0;
-	case 'a':
-		if ((i = pick(arg, advice_names)) < 0)
-			return fail(err, errlen, "--advice: '%s' is not dontneed|free", arg);
-		o->advice = i ? MADV_FREE : MADV_DONTNEED;
-		return 0;
-	default:
-		if ((i = pick(arg, thp_names)) < 0)
-			return fail(err, errlen, "--thp: '%s' is not system|never|always", arg);
-		o->thp = (enum bench_thp)i;
-		return 0;
-	}
-}
-
-/* Options that take a number or a size. */
+/* Options that take a number, a size or a list. */
 static int apply_number(struct bench_opts *o, int c, const char *arg, char *err, size_t errlen)
 {
 	int n;
 	switch (c) {
 	case 's':
-		if (bench_parse_size(arg, &o->size))
-			return fail(err, errlen, "--size: bad size '%s' (e.g. 256M)", arg);
-		return 0;
 	case 'p':
-		if (bench_parse_size(arg, &o->piece))
-			return fail(err, errlen, "--piece: bad size '%s' (e.g. 4K)", arg);
+		if (bench_parse_size(arg, c == 's' ? &o->size : &o->piece))
+			return fail(err, errlen, "--%s: bad size '%s' (e.g. 64M, 4K)",
+			            c == 's' ? "size" : "piece", arg);
 		return 0;
 	case 'b':
-		n = bench_parse_vlens(arg, o->vlens, BENCH_MAX_VLENS);
-		if (n < 0)
-			return fail(err, errlen, "--batch: '%s' is not a list of 1..%d", arg,
-			            PURGE_BATCH_MAX);
+		if ((n = bench_parse_vlens(arg, o->vlens, BENCH_MAX_VLENS)) < 0)
+			return fail(err, errlen, "--batch: '%s' is not a list of 1..1024", arg);
 		o->nvlens = (unsigned)n;
 		return 0;
 	case 'r':
@@ -271,8 +228,8 @@ static int apply_number(struct bench_opts *o, int c, const char *arg, char *err,
 			return fail(err, errlen, "--repeat: '%s' is not 1..100000", arg);
 		return 0;
 	case 't':
-		if (parse_uint(arg, 1, MAX_THREADS, &o->threads))
-			return fail(err, errlen, "--threads: '%s' is not 1..%d", arg, MAX_THREADS);
+		if (parse_uint(arg, 1, 1024, &o->threads))
+			return fail(err, errlen, "--threads: '%s' is not 1..1024", arg);
 		return 0;
 	default:
 		if (parse_uint(arg, 0, ~0u, &o->seed))
@@ -281,21 +238,18 @@ static int apply_number(struct bench_opts *o, int c, const char *arg, char *err,
 	}
 }
 
-/* One option; 1 = help/version printed, 0 = applied, -EINVAL = error. */
+/* One option: 1 = help/version printed, 0 = applied, -EINVAL = error. */
 static int apply_opt(struct bench_opts *o, int c, const char *prog, char *err, size_t errlen)
 {
 	switch (c) {
 	case 'l':
+		return choose("layout", optarg, bench_layouts, &o->layout, err, errlen);
 	case 'a':
+		return choose("advice", optarg, bench_advices, &o->advice, err, errlen);
+	case OPT_MODE:
+		return choose("mode", optarg, bench_modes, &o->mode, err, errlen);
 	case OPT_THP:
-		return apply_choice(o, c, optarg, err, errlen);
-	case 's':
-	case 'p':
-	case 'b':
-	case 'r':
-	case 't':
-	case OPT_SEED:
-		return apply_number(o, c, optarg, err, errlen);
+		return choose("thp", optarg, bench_thps, &o->thp, err, errlen);
 	case 'o':
 		o->out = optarg;
 		return 0;
@@ -303,25 +257,21 @@ static int apply_opt(struct bench_opts *o, int c, const char *prog, char *err, s
 		o->plot = optarg;
 		return 0;
 	case OPT_CSV:
-		o->format = FORMAT_CSV;
-		return 0;
 	case OPT_JSON:
-		o->format = FORMAT_JSON;
+		*(c == OPT_CSV ? &o->csv : &o->json) = true;
 		return 0;
 	case OPT_REFAULT:
-		o->refault = true;
-		return 0;
 	case OPT_SUGGEST:
-		o->suggest = true;
+		*(c == OPT_REFAULT ? &o->refault : &o->suggest) = true;
 		return 0;
 	case 'h':
-		bench_usage(prog);
+		usage(prog);
 		return 1;
-	case OPT_VERSION:
+	case OPT_VER:
 		printf("purge-bench (libpurge %d.%d)\n", PURGE_VERSION_MAJOR, PURGE_VERSION_MINOR);
 		return 1;
 	default:
-		return fail(err, errlen, "unknown option (see --help)");
+		return apply_number(o, c, optarg, err, errlen);
 	}
 }
 
@@ -331,21 +281,23 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && !strcasecmp(s + n - m, suf);
 }
 
-/* Cross-option rules, checked once everything is parsed. */
+/* Rules between options, once everything is parsed. */
 static int check_opts(const struct bench_opts *o, size_t page, char *err, size_t errlen)
 {
 	if (o->piece % page)
 		return fail(err, errlen, "--piece must be a multiple of the page size (%zu)", page);
-	if (o->size % o->piece)
-		return fail(err, errlen, "--size must be a multiple of --piece");
-	if (o->size / o->piece < 2)
-		return fail(err, errlen, "--size must hold at least two pieces");
+	if (o->size % o->piece || o->size / o->piece < 2)
+		return fail(err, errlen, "--size must be a multiple of --piece, 2 pieces or more");
 	if (o->size / o->piece > 0x7fffffffu)
 		return fail(err, errlen, "too many pieces: raise --piece or lower --size");
-	if (o->out && o->format == FORMAT_TABLE)
+	if (o->out && !o->csv && !o->json)
 		return fail(err, errlen, "--out needs --csv or --json");
+	if (o->csv && o->json && !o->out)
+		return fail(err, errlen,
+		            "--csv with --json needs --out FILE.csv (the JSON goes "
+		            "beside it): stdout takes only one of them");
 	if (o->plot && !has_suffix(o->plot, ".svg") && !has_suffix(o->plot, ".png"))
-		return fail(err, errlen, "--plot: file name must end in .svg or .png");
+		return fail(err, errlen, "--plot: the file name must end in .svg or .png");
 	return 0;
 }
 
@@ -353,7 +305,7 @@ int bench_parse_args(int argc, char **argv, size_t page, struct bench_opts *o, c
                      size_t errlen)
 {
 	set_defaults(o);
-	optind = 0; /* glibc: 0 re-initialises getopt fully, so tests can call again */
+	optind = 0; /* glibc: 0 re-initialises getopt, so the tests can call again */
 	opterr = 0; /* errors are reported through err, once */
 	int c;
 	while ((c = getopt_long(argc, argv, "s:p:l:a:b:r:t:o:P:h", long_opts, NULL)) != -1) {

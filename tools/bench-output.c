@@ -1,183 +1,258 @@
 // SPDX-License-Identifier: MIT
-/* purge-bench output: header, aligned table and CSV (JSON: bench-json.c). */
-#include "bench-output.h"
-
+/* purge-bench output: the table (for people), CSV and JSON (for programs). */
+#include <inttypes.h>
 #include <string.h>
 
-#include "bench-stats.h"
+#include "bench.h"
+#include "purge.h"
 
-void bench_format_size(char *buf, size_t len, size_t bytes)
+/* The numbers of a row, in CSV column order after row and vlen; the JSON
+ * row has the same names.  Negative: not measured. */
+enum { MEDIAN, P10, P90, SPREAD, NS_PER_PAGE, VS_LOOP, VS_FLOOR, SYSCALLS, REFAULT, NFIELDS };
+static const char *const field_names[NFIELDS] = {"median_ns", "p10_ns",      "p90_ns",
+                                                 "spread",    "ns_per_page", "vs_loop",
+                                                 "vs_floor",  "syscalls",    "refault_ns"};
+static const int field_prec[NFIELDS] = {0, 0, 0, 3, 2, 4, 4, 0, 0};
+
+static double median_of(const struct bench_results *res, enum bench_row kind)
 {
-	static const char units[] = "KMGT";
-	int u = -1;
-	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+	for (size_t i = 0; i < res->nrows; i++)
+		if (res->rows[i].kind == kind && !res->rows[i].vlen)
+			return res->rows[i].time.median;
+	return 0;
+}
+
+/* vs-*: median / that row's median, below 1 is faster; ns/page: median / pages. */
+static void fields(const struct bench_report *r, const struct bench_result *x, double *v)
+{
+	double loop = median_of(&r->res, ROW_LOOP), floor = median_of(&r->res, ROW_FLOOR);
+	v[MEDIAN] = x->time.median;
+	v[P10] = x->time.p10;
+	v[P90] = x->time.p90;
+	v[SPREAD] = bench_spread(x->time);
+	v[NS_PER_PAGE] = r->res.pages ? x->time.median / (double)r->res.pages : 0;
+	v[VS_LOOP] = loop > 0 ? x->time.median / loop : 0;
+	v[VS_FLOOR] = floor > 0 ? x->time.median / floor : 0;
+	v[SYSCALLS] = (double)x->syscalls;
+	v[REFAULT] = r->o->refault ? x->refault.median : -1;
+}
+
+/* "64M", "4K", or plain bytes when no binary unit divides evenly. */
+static const char *size_str(char *buf, size_t len, size_t bytes)
+{
+	const char *unit = "";
+	for (const char *u = "KMGT"; *u && bytes >= 1024 && bytes % 1024 == 0; u++) {
 		bytes /= 1024;
-		u++;
+		unit = u;
 	}
-	if (u < 0)
-		snprintf(buf, len, "%zu", bytes);
-	else
-		snprintf(buf, len, "%zu%c", bytes, units[u]);
+	snprintf(buf, len, "%zu%.1s", bytes, unit);
+	return buf;
 }
 
-struct bench_metrics bench_metrics(const struct bench_report *r, size_t row)
-{
-	const struct bench_result *x = &r->res->rows[row];
-	double loop = r->res->rows[BENCH_REF_LOOP].time.median;
-	double floor = r->res->rows[BENCH_REF_FLOOR].time.median;
-	struct bench_metrics m = {0};
-	m.median_ns = x->time.median;
-	m.p10_ns = x->time.p10;
-	m.p90_ns = x->time.p90;
-	m.ns_per_page = m.median_ns / (double)r->res->pages;
-	m.vs_loop = loop > 0 ? m.median_ns / loop : 0;
-	m.vs_floor = floor > 0 ? m.median_ns / floor : 0;
-	m.refault_ns = x->refault.median;
-	return m;
-}
-
-static void vlen_list(char *buf, size_t len, const struct bench_opts *o)
-{
-	size_t used = 0;
-	buf[0] = 0;
-	for (unsigned i = 0; i < o->nvlens && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? "," : "", o->vlens[i]);
-}
-
-/* The same "# " lines head the table and the CSV, so a number copied from
- * either can be reproduced: machine, kernel, modes, every parameter. */
-static void print_header(FILE *f, const struct bench_report *r)
+static void print_facts(FILE *f, const struct bench_report *r)
 {
 	const struct bench_opts *o = r->o;
-	const struct bench_machine *m = r->m;
-	char size[32], piece[32], vl[BENCH_MAX_VLENS * 6];
-	bench_format_size(size, sizeof(size), o->size);
-	bench_format_size(piece, sizeof(piece), o->piece);
-	vlen_list(vl, sizeof(vl), o);
-	fprintf(f, "# purge-bench, libpurge %d.%d\n", PURGE_VERSION_MAJOR, PURGE_VERSION_MINOR);
-	fprintf(f, "# cpu: %s, %ld online CPUs\n", m->cpu, m->cores);
-	fprintf(f, "# kernel: Linux %s %s, page %ld B, THP enabled=%s\n", m->kernel, m->arch,
+	const struct bench_machine *m = &r->m;
+	char size[32], piece[32];
+	fprintf(f, "# purge-bench, libpurge %d.%d: %s, %ld CPUs, Linux %s %s, page %ld, THP %s\n",
+	        PURGE_VERSION_MAJOR, PURGE_VERSION_MINOR, m->cpu, m->cpus, m->kernel, m->arch,
 	        m->page, m->thp);
-	fprintf(f, "# load average: %s before, %s after the sweep\n", m->load_start, m->load_end);
-	fprintf(f, "# libpurge backend for %s: %s\n", bench_advice_name(o->advice), m->backend);
+	fprintf(f, "# load average %.2f before, %.2f after; auto mode picks %s for %s\n",
+	        m->load_start[0], m->load_end[0], m->backend, bench_advices[o->advice]);
+	fprintf(f, "# params: --size %s --piece %s --layout %s --advice %s --mode %s --batch ",
+	        size_str(size, sizeof(size), o->size), size_str(piece, sizeof(piece), o->piece),
+	        bench_layouts[o->layout], bench_advices[o->advice], bench_modes[o->mode]);
+	for (unsigned i = 0; i < o->nvlens; i++)
+		fprintf(f, "%s%u", i ? "," : "", o->vlens[i]);
+	fprintf(f, " --repeat %u --threads %u --thp %s --seed %u%s\n", o->repeat, o->threads,
+	        bench_thps[o->thp], o->seed, o->refault ? " --refault" : "");
+	fprintf(f, "# threads: %s; %zu pieces (%zu pages) per pass; sweep took %.1f s\n",
+	        m->pinning, r->npieces, r->res.pages, r->res.wall_s);
 	fprintf(f,
-	        "# params: --size %s --piece %s --layout %s --advice %s --batch %s --repeat %u "
-	        "--threads %u --thp %s --seed %u%s\n",
-	        size, piece, bench_layout_name(o->layout), bench_advice_name(o->advice), vl,
-	        o->repeat, o->threads, bench_thp_name(o->thp), o->seed,
-	        o->refault ? " --refault" : "");
-	fprintf(f, "# threads: %s\n", r->pinning);
-	fprintf(f, "# pieces per pass: %zu (%zu pages); sweep took %.1f s\n", r->npieces,
-	        r->res->pages, r->res->wall_s);
-	fprintf(f,
-	        "# rows interleaved pass by pass (odd passes in reverse order); madvise-loop and "
-	        "floor once per pass (no vlen)\n");
-	fprintf(f, "# floor: one madvise() over the whole region%s\n",
-	        o->layout == LAYOUT_SCATTERED ? " (gaps included: twice the pieces' bytes)" : "");
-	if (o->refault)
-		fprintf(f, "# refault = one write per page of the pieces right after the purge, "
-		           "timed apart\n");
-	fprintf(f, "# time = purge only (region touched untimed before each pass); "
-	           "ns/page = median / pages in the pieces; vs-* = median / that row's median\n");
+	        "# time: purge only, rows interleaved pass by pass; ns/page = median / pages; "
+	        "vs-* = median / that row's median; spread = p90/p10 (! above %.1f)\n",
+	        BENCH_SPREAD_MAX);
 }
 
-/* True when purge-default made the same number of calls at every vlen,
- * i.e. coalescing merged the pieces and the batch knob never came into play. */
-static bool default_is_flat(const struct bench_results *res)
+static void table_row(FILE *f, const struct bench_report *r, const struct bench_result *x)
 {
-	uint64_t calls = UINT64_MAX;
-	unsigned n = 0;
-	for (size_t i = 0; i < res->nrows; i++) {
-		const struct bench_result *x = &res->rows[i];
-		if (x->kind != ROW_DEFAULT)
-			continue;
-		if (n++ && x->syscalls != calls)
-			return false;
-		calls = x->syscalls;
-	}
-	return n > 1;
-}
-
-static void print_suggest(FILE *f, const struct bench_report *r, const char *prefix)
-{
-	if (!r->o->suggest)
-		return;
-	if (!r->suggest) {
-		fprintf(f, "%ssuggest: none (no purge-default row measured)\n", prefix);
-		return;
-	}
-	fprintf(f, "%ssuggest: PURGE_BATCH=%u\n", prefix, r->suggest);
-	fprintf(f, "%s  (smallest vlen whose purge-default median is within %.0f%% of the best)\n",
-	        prefix, BENCH_SUGGEST_TOLERANCE * 100);
-	if (default_is_flat(r->res))
-		fprintf(f,
-		        "%s  (coalescing left the same few calls at every vlen: this layout "
-		        "cannot tell batch sizes apart; use --layout scattered)\n",
-		        prefix);
-}
-
-static void table_row(FILE *f, const struct bench_report *r, size_t i)
-{
-	const struct bench_result *x = &r->res->rows[i];
 	char vlen[16] = "-";
+	double v[NFIELDS];
 	if (x->vlen)
 		snprintf(vlen, sizeof(vlen), "%u", x->vlen);
-	fprintf(f, "%-14s %5s", bench_row_name(x->kind), vlen);
+	fprintf(f, "%-14s %5s", bench_rows[x->kind], vlen);
 	if (x->skipped) {
-		fprintf(f, "  n/a: process_madvise(PIDFD_SELF) refused on this kernel\n");
+		fprintf(f, "  n/a: process_madvise(PIDFD_SELF) refused for this advice\n");
 		return;
 	}
-	struct bench_metrics m = bench_metrics(r, i);
-	fprintf(f, " %10.3f %10.3f %10.3f %9.1f %8.3f %8.3f %9llu", m.median_ns / 1e6,
-	        m.p10_ns / 1e6, m.p90_ns / 1e6, m.ns_per_page, m.vs_loop, m.vs_floor,
-	        (unsigned long long)x->syscalls);
-	if (r->o->refault)
-		fprintf(f, " %10.3f", m.refault_ns / 1e6);
+	fields(r, x, v);
+	fprintf(f, " %10.3f %9.3f %9.3f %6.2f%c %9.1f %8.3f %8.3f %8.0f", v[MEDIAN] / 1e6,
+	        v[P10] / 1e6, v[P90] / 1e6, v[SPREAD], v[SPREAD] > BENCH_SPREAD_MAX ? '!' : ' ',
+	        v[NS_PER_PAGE], v[VS_LOOP], v[VS_FLOOR], v[SYSCALLS]);
+	if (v[REFAULT] >= 0)
+		fprintf(f, " %10.3f", v[REFAULT] / 1e6);
 	fputc('\n', f);
+}
+
+static void print_suggest(FILE *f, const struct bench_report *r)
+{
+	if (r->suggest)
+		fprintf(f, "\nsuggest: PURGE_BATCH=%u (runs picked", r->suggest);
+	else
+		fprintf(f, "\nsuggest: none stable (runs picked");
+	for (unsigned i = 0; i < r->npicks; i++)
+		fprintf(f, "%s%u", i ? ", " : " ", r->picks[i]);
+	fprintf(f,
+	        ": %s)\n  (the smallest vlen whose purge-default median is within %.0f%% of "
+	        "the best)\n",
+	        r->suggest ? "two agree" : "no two agree", BENCH_TOLERANCE * 100);
 }
 
 void bench_print_table(FILE *f, const struct bench_report *r)
 {
-	print_header(f, r);
-	fprintf(f, "\n%-14s %5s %10s %10s %10s %9s %8s %8s %9s%s\n", "row", "vlen", "median_ms",
-	        "p10_ms", "p90_ms", "ns/page", "vs-loop", "vs-floor", "syscalls",
+	print_facts(f, r);
+	fprintf(f, "\n%-14s %5s %10s %9s %9s %7s %9s %8s %8s %8s%s", "row", "vlen", "median_ms",
+	        "p10_ms", "p90_ms", "spread", "ns/page", "vs-loop", "vs-floor", "syscalls",
 	        r->o->refault ? " refault_ms" : "");
-	for (size_t i = 0; i < r->res->nrows; i++) {
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		const struct bench_result *x = &r->res.rows[i];
 		/* a blank line before each vlen group keeps the rows to compare together */
-		if (i >= 2 && (i - 2) % 3 == 0)
+		if (!i || x->vlen != r->res.rows[i - 1].vlen)
 			fputc('\n', f);
-		table_row(f, r, i);
+		table_row(f, r, x);
 	}
 	if (r->o->suggest)
-		fputc('\n', f);
-	print_suggest(f, r, "");
+		print_suggest(f, r);
+	for (unsigned i = 0; i < r->nwarn; i++)
+		fprintf(f, "%swarning: %s\n", i ? "" : "\n", r->warn[i]);
 }
 
-/* CSV: ns throughout, empty fields for "no vlen" and skipped rows. */
-static void csv_row(FILE *f, const struct bench_report *r, size_t i)
+/* Skipped rows and unmeasured fields are empty. */
+void bench_print_csv(FILE *f, const struct bench_report *r)
 {
-	const struct bench_result *x = &r->res->rows[i];
-	fprintf(f, "%s,", bench_row_name(x->kind));
-	if (x->vlen)
-		fprintf(f, "%u", x->vlen);
-	if (x->skipped) {
-		fprintf(f, ",,,,,,,%s\n", r->o->refault ? "," : "");
-		return;
+	double v[NFIELDS];
+	fprintf(f, "row,vlen");
+	for (int k = 0; k < NFIELDS; k++)
+		fprintf(f, ",%s", field_names[k]);
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		const struct bench_result *x = &r->res.rows[i];
+		fprintf(f, "\n%s,", bench_rows[x->kind]);
+		if (x->vlen)
+			fprintf(f, "%u", x->vlen);
+		fields(r, x, v);
+		for (int k = 0; k < NFIELDS; k++)
+			if (x->skipped || v[k] < 0)
+				fputc(',', f);
+			else
+				fprintf(f, ",%.*f", field_prec[k], v[k]);
 	}
-	struct bench_metrics m = bench_metrics(r, i);
-	fprintf(f, ",%.0f,%.0f,%.0f,%.2f,%.4f,%.4f,%llu", m.median_ns, m.p10_ns, m.p90_ns,
-	        m.ns_per_page, m.vs_loop, m.vs_floor, (unsigned long long)x->syscalls);
-	if (r->o->refault)
-		fprintf(f, ",%.0f", m.refault_ns);
 	fputc('\n', f);
 }
 
-void bench_print_csv(FILE *f, const struct bench_report *r)
+/* s quoted and escaped for JSON (the CPU model and warnings come from
+ * outside), in one of 8 rotating buffers so a printf can take several. */
+static const char *jstr(const char *s)
 {
-	print_header(f, r);
-	print_suggest(f, r, "# ");
-	fprintf(f, "row,vlen,median_ns,p10_ns,p90_ns,ns_per_page,vs_loop,vs_floor,syscalls%s\n",
-	        r->o->refault ? ",refault_median_ns" : "");
-	for (size_t i = 0; i < r->res->nrows; i++)
-		csv_row(f, r, i);
+	static char bufs[8][512];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+	size_t n = 0;
+	b[n++] = '"';
+	for (; *s && n < sizeof(bufs[0]) - 8; s++)
+		if (*s == '"' || *s == '\\')
+			n += (size_t)sprintf(b + n, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			n += (size_t)sprintf(b + n, "\\u%04x", *s);
+		else
+			b[n++] = *s;
+	strcpy(b + n, "\"");
+	return b;
+}
+
+/* [a, b, ...] with prec decimals; negative values (unknown) as null. */
+static void json_array(FILE *f, const double *v, size_t n, int prec)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 0)
+			fprintf(f, "%snull", i ? ", " : "[");
+		else
+			fprintf(f, "%s%.*f", i ? ", " : "[", prec, v[i]);
+	fputs(n ? "]" : "[]", f);
+}
+
+static void json_head(FILE *f, const struct bench_report *r)
+{
+	const struct bench_machine *m = &r->m;
+	const struct bench_opts *o = r->o;
+	fprintf(
+	    f, "{\n  \"schema_version\": %d, \"tool\": \"purge-bench\", \"libpurge\": \"%d.%d\",\n",
+	    BENCH_JSON_SCHEMA, PURGE_VERSION_MAJOR, PURGE_VERSION_MINOR);
+	fprintf(f,
+	        "  \"machine\": {\"cpu\": %s, \"cpus\": %ld, \"page_size\": %ld, \"kernel\": %s, "
+	        "\"arch\": %s,\n    \"thp\": %s, \"backend\": %s, \"pinning\": %s,\n    "
+	        "\"loadavg_start\": ",
+	        jstr(m->cpu), m->cpus, m->page, jstr(m->kernel), jstr(m->arch), jstr(m->thp),
+	        jstr(m->backend), jstr(m->pinning));
+	json_array(f, m->load_start, 3, 2);
+	fprintf(f, ", \"loadavg_end\": ");
+	json_array(f, m->load_end, 3, 2);
+	fprintf(f,
+	        "},\n  \"params\": {\"size\": %zu, \"piece\": %zu, \"layout\": \"%s\", "
+	        "\"advice\": \"%s\", \"mode\": \"%s\", \"batch\": [",
+	        o->size, o->piece, bench_layouts[o->layout], bench_advices[o->advice],
+	        bench_modes[o->mode]);
+	for (unsigned i = 0; i < o->nvlens; i++)
+		fprintf(f, "%s%u", i ? ", " : "", o->vlens[i]);
+	fprintf(f,
+	        "],\n    \"repeat\": %u, \"threads\": %u, \"thp\": \"%s\", \"seed\": %u, "
+	        "\"refault\": %s, \"suggest\": %s},\n",
+	        o->repeat, o->threads, bench_thps[o->thp], o->seed, o->refault ? "true" : "false",
+	        o->suggest ? "true" : "false");
+	fprintf(f, "  \"pieces\": %zu, \"pages\": %zu, \"wall_s\": %.2f,\n", r->npieces,
+	        r->res.pages, r->res.wall_s);
+}
+
+static void json_row(FILE *f, const struct bench_report *r, const struct bench_result *x)
+{
+	double v[NFIELDS];
+	fprintf(f, "    {\"row\": \"%s\", \"vlen\": ", bench_rows[x->kind]);
+	fprintf(f, x->vlen ? "%u" : "null%.0u", x->vlen);
+	fprintf(f, ", \"skipped\": %s", x->skipped ? "true}" : "false");
+	if (x->skipped)
+		return;
+	fields(r, x, v);
+	for (int k = 0; k < NFIELDS; k++)
+		if (v[k] >= 0)
+			fprintf(f, ", \"%s\": %.*f", field_names[k], field_prec[k], v[k]);
+	fprintf(f, ", \"noisy\": %s,\n      \"samples_ns\": ",
+	        v[SPREAD] > BENCH_SPREAD_MAX ? "true" : "false");
+	json_array(f, x->ns, r->res.repeat, 0);
+	if (r->o->refault) {
+		fprintf(f, ", \"refault_samples_ns\": ");
+		json_array(f, x->refault_ns, r->res.repeat, 0);
+	}
+	fputc('}', f);
+}
+
+void bench_print_json(FILE *f, const struct bench_report *r)
+{
+	json_head(f, r);
+	fprintf(f, "  \"rows\": [\n");
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		json_row(f, r, &r->res.rows[i]);
+		fputs(i + 1 < r->res.nrows ? ",\n" : "\n", f);
+	}
+	fprintf(f, "  ],\n  \"warnings\": [");
+	for (unsigned i = 0; i < r->nwarn; i++)
+		fprintf(f, "%s%s", i ? ",\n    " : "\n    ", jstr(r->warn[i]));
+	fprintf(f, "],\n  \"suggest\": ");
+	if (!r->o->suggest) {
+		fprintf(f, "null\n}\n");
+		return;
+	}
+	fprintf(f, r->suggest ? "{\"PURGE_BATCH\": %u" : "{\"PURGE_BATCH\": null%.0u", r->suggest);
+	fprintf(f, ", \"tolerance\": %.2f, \"runs\": [", BENCH_TOLERANCE);
+	for (unsigned i = 0; i < r->npicks; i++)
+		fprintf(f, "%s%u", i ? ", " : "", r->picks[i]);
+	fprintf(f, "]}\n}\n");
 }

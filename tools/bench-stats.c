@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* purge-bench statistics: percentiles of timed passes and the --suggest rule. */
-#include "bench-stats.h"
-
+/* purge-bench statistics: percentiles, the --suggest rule, noise warnings. */
+#include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -13,38 +15,125 @@ static int cmp_double(const void *a, const void *b)
 double bench_percentile(double *v, size_t n, double q)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
-	if (q <= 0)
-		return v[0];
-	if (q >= 100)
-		return v[n - 1];
-	double rank = q / 100.0 * (double)(n - 1);
+	double rank = (q <= 0 ? 0 : q >= 100 ? 1 : q / 100.0) * (double)(n - 1);
 	size_t lo = (size_t)rank;
-	double frac = rank - (double)lo;
 	if (lo + 1 >= n)
 		return v[n - 1];
-	return v[lo] + frac * (v[lo + 1] - v[lo]);
+	return v[lo] + (rank - (double)lo) * (v[lo + 1] - v[lo]);
 }
 
-struct bench_summary bench_summarize(double *v, size_t n)
+/* On a copy: the samples stay in pass order for the JSON. */
+struct bench_summary bench_summarize(const double *v, size_t n)
 {
-	struct bench_summary s;
-	s.median = bench_percentile(v, n, 50);
-	s.p10 = bench_percentile(v, n, 10);
-	s.p90 = bench_percentile(v, n, 90);
+	struct bench_summary s = {0, 0, 0};
+	double *t = malloc(n * sizeof(*t));
+	if (!t || !n) {
+		free(t);
+		return s;
+	}
+	memcpy(t, v, n * sizeof(*t));
+	s.median = bench_percentile(t, n, 50);
+	s.p10 = bench_percentile(t, n, 10);
+	s.p90 = bench_percentile(t, n, 90);
+	free(t);
 	return s;
 }
 
+double bench_spread(struct bench_summary s)
+{
+	return s.p10 > 0 ? s.p90 / s.p10 : 1;
+}
+
+/* Smaller batches win ties: they bound the iovec array and how long one
+ * call holds the address-space lock. */
 int bench_suggest(const double *medians, size_t n)
 {
-	if (n == 0)
-		return -1;
-	double best = medians[0];
+	double best = n ? medians[0] : 0;
 	for (size_t i = 1; i < n; i++)
 		if (medians[i] < best)
 			best = medians[i];
-	double limit = best * (1.0 + BENCH_SUGGEST_TOLERANCE);
 	for (size_t i = 0; i < n; i++)
-		if (medians[i] <= limit)
+		if (medians[i] <= best * (1 + BENCH_TOLERANCE))
 			return (int)i;
-	return -1; /* unreachable: the best one itself is within the limit */
+	return -1;
+}
+
+unsigned bench_pick(const struct bench_results *res)
+{
+	double med[BENCH_MAX_VLENS];
+	unsigned vlen[BENCH_MAX_VLENS];
+	size_t n = 0;
+	for (size_t i = 0; i < res->nrows && n < BENCH_MAX_VLENS; i++)
+		if (res->rows[i].kind == ROW_DEFAULT) {
+			med[n] = res->rows[i].time.median;
+			vlen[n++] = res->rows[i].vlen;
+		}
+	int best = bench_suggest(med, n);
+	return best < 0 ? 0 : vlen[best];
+}
+
+unsigned bench_settle(const unsigned *picks, unsigned n)
+{
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (picks[i] && picks[i] == picks[j])
+				return picks[i];
+	return 0;
+}
+
+static void warn(struct bench_report *r, const char *fmt, ...)
+{
+	if (r->nwarn == BENCH_MAX_WARN)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->warn[r->nwarn++], sizeof(r->warn[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* The load before the run, and after it less the run's own threads (an
+ * upper bound on what they add), each against half a task per CPU. */
+static void check_load(struct bench_report *r)
+{
+	const struct bench_machine *m = &r->m;
+	double limit = BENCH_LOAD_MAX * (double)m->cpus;
+	double after = m->load_end[0] - r->o->threads;
+	if (m->load_start[0] > limit || after > limit)
+		warn(r,
+		     "load average %.2f before the run, %.2f after it, on %ld CPUs: above half a "
+		     "task per CPU, other work competes for the CPUs and speed-ups come out low "
+		     "and noisy",
+		     m->load_start[0], m->load_end[0], m->cpus);
+}
+
+static void check_rows(struct bench_report *r)
+{
+	const struct bench_result *worst = NULL;
+	unsigned noisy = 0;
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		const struct bench_result *x = &r->res.rows[i];
+		if (x->skipped || bench_spread(x->time) <= BENCH_SPREAD_MAX)
+			continue;
+		noisy++;
+		if (!worst || bench_spread(x->time) > bench_spread(worst->time))
+			worst = x;
+	}
+	char at[32] = "";
+	if (worst && worst->vlen)
+		snprintf(at, sizeof(at), " at vlen %u", worst->vlen);
+	if (worst)
+		warn(r,
+		     "%u of %zu rows have p90/p10 above %.1f (worst: %s%s, %.2f): the passes "
+		     "disagree; rerun on a quiet machine or with more --repeat",
+		     noisy, r->res.nrows, BENCH_SPREAD_MAX, bench_rows[worst->kind], at,
+		     bench_spread(worst->time));
+}
+
+void bench_check_noise(struct bench_report *r)
+{
+	check_load(r);
+	check_rows(r);
+	if (r->npicks > 1 && !r->suggest)
+		warn(r, "--suggest: no two of %u runs picked the same vlen: the choice is noise",
+		     r->npicks);
 }

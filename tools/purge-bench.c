@@ -1,126 +1,193 @@
 // SPDX-License-Identifier: MIT
-/*
- * purge-bench: how long purging a region in small pieces takes through a
- * madvise() loop, raw process_madvise(PIDFD_SELF) at each vlen, libpurge
- * with and without coalescing, against one madvise() over the whole region.
- * See --help; the pieces live in bench-*.c.
- */
+/* purge-bench: see bench.h for the parts, --help for what it measures. */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench-opts.h"
-#include "bench-output.h"
-#include "bench-plot.h"
-#include "bench-stats.h"
-#include "bench-sweep.h"
-#include "bench-sysinfo.h"
-#include "bench-threads.h"
-#include "bench-work.h"
+#include "bench.h"
 
-/* The vlen --suggest picks from the purge-default medians, 0 if none. */
-static unsigned pick_suggest(const struct bench_results *res)
+#ifndef BENCH_PLOT_GP
+#define BENCH_PLOT_GP "tools/plot.gp"
+#endif
+
+/* Can path be written?  Checked without truncating it (nor waiting on a
+ * FIFO); a file created just for the check is removed again. */
+static int check_writable(const char *what, const char *path)
 {
-	double med[BENCH_MAX_VLENS];
-	unsigned vlen[BENCH_MAX_VLENS];
-	size_t n = 0;
-	for (size_t i = 0; i < res->nrows && n < BENCH_MAX_VLENS; i++)
-		if (res->rows[i].kind == ROW_DEFAULT) {
-			med[n] = res->rows[i].time.median;
-			vlen[n++] = res->rows[i].vlen;
-		}
-	int best = bench_suggest(med, n);
-	return best < 0 ? 0 : vlen[best];
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+	bool created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_NONBLOCK);
+	if (fd < 0) {
+		fprintf(stderr, "purge-bench: %s %s: %s\n", what, path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (created)
+		unlink(path);
+	return 0;
 }
 
-/* CSV/JSON go to --out when given (the table then still goes to stdout,
- * so one run feeds both a reader and a file), else to stdout alone. */
-static int emit(const struct bench_report *r)
+/* Every output path, before a run that can take minutes. */
+static int check_outputs(const struct bench_opts *o)
 {
-	const struct bench_opts *o = r->o;
-	FILE *f = stdout;
-	if (o->format == FORMAT_TABLE || o->out)
-		bench_print_table(stdout, r);
-	if (o->format == FORMAT_TABLE)
-		return 0;
-	if (o->out && !(f = fopen(o->out, "w"))) {
-		fprintf(stderr, "purge-bench: %s: %s\n", o->out, strerror(errno));
-		return -errno;
+	char side[4096];
+	if (o->out && check_writable("--out", o->out))
+		return -1;
+	if (o->out && o->csv) {
+		bench_sidecar_path(o->out, side, sizeof(side));
+		if (check_writable("--out: JSON sidecar", side))
+			return -1;
 	}
-	if (o->format == FORMAT_CSV)
-		bench_print_csv(f, r);
-	else
-		bench_print_json(f, r);
-	if (f != stdout && fclose(f)) {
-		fprintf(stderr, "purge-bench: writing %s failed\n", o->out);
-		return -EIO;
+	if (!o->plot)
+		return 0;
+	if (check_writable("--plot", o->plot))
+		return -1;
+	if (system("command -v gnuplot >/dev/null 2>&1") || access(BENCH_PLOT_GP, R_OK)) {
+		fprintf(stderr, "purge-bench: --plot needs gnuplot (Debian: gnuplot-nox) and %s\n",
+		        BENCH_PLOT_GP);
+		return -1;
 	}
 	return 0;
 }
 
-static int report(const struct bench_opts *o, const struct bench_machine *m,
-                  const struct bench_work *w, const struct bench_results *res, const char *pinning)
+/* --suggest: the sweep's pick, then the purge-default rows again until two
+ * runs pick the same vlen or BENCH_SUGGEST_RUNS have run. */
+static int suggest(struct bench_work *w, struct bench_report *r, char *err, size_t errlen)
 {
-	struct bench_report r = {
-	    .o = o,
-	    .m = m,
-	    .res = res,
-	    .pinning = pinning,
-	    .npieces = w->npieces,
-	};
-	if (o->suggest)
-		r.suggest = pick_suggest(res);
-	int ret = emit(&r);
-	fflush(stdout);
-	if (o->plot) {
-		char msg[512];
-		int pret = bench_plot(o->plot, &r, msg, sizeof(msg));
-		fprintf(stderr, "purge-bench: %s\n", msg);
-		if (pret && pret != -ENOENT)
-			ret = pret; /* a missing gnuplot is not the benchmark's failure */
+	r->picks[r->npicks++] = bench_pick(&r->res);
+	while (!(r->suggest = bench_settle(r->picks, r->npicks)) &&
+	       r->npicks < BENCH_SUGGEST_RUNS) {
+		struct bench_results again;
+		fprintf(stderr,
+		        "purge-bench: --suggest: run %u picked %u; running purge-default "
+		        "again\n",
+		        r->npicks, r->picks[r->npicks - 1]);
+		int ret = bench_sweep(w, r->o, 1u << ROW_DEFAULT, &again, err, errlen);
+		if (!ret)
+			r->picks[r->npicks++] = bench_pick(&again);
+		bench_results_free(&again);
+		if (ret)
+			return ret;
 	}
-	return ret;
+	return 0;
 }
 
-static int run(const struct bench_opts *o, size_t page)
+static int measure(struct bench_report *r, char *err, size_t errlen)
 {
-	struct bench_machine m;
+	const struct bench_opts *o = r->o;
 	struct bench_work w;
-	struct bench_results res = {0};
 	struct bench_helpers *hs = NULL;
-	char err[256], pinning[256];
-	bench_machine_read(&m, o->advice);
-	int ret = bench_work_init(&w, o, page, err, sizeof(err));
-	if (!ret && !w.have_raw)
-		fprintf(stderr,
-		        "purge-bench: process_madvise(PIDFD_SELF) refused: raw rows skipped\n");
-	if (!ret && (ret = bench_helpers_start(o->threads - 1, &hs, pinning, sizeof(pinning))))
-		snprintf(err, sizeof(err), "starting helper threads: %s", strerror(-ret));
+	int ret = bench_work_init(&w, o, err, errlen);
+	if (!ret &&
+	    (ret = bench_helpers_start(o->threads - 1, &hs, r->m.pinning, sizeof(r->m.pinning))))
+		snprintf(err, errlen, "starting helper threads: %s", strerror(-ret));
 	if (!ret)
-		ret = bench_sweep(&w, o, &res, err, sizeof(err));
-	bench_loadavg(m.load_end, sizeof(m.load_end));
+		ret = bench_sweep(&w, o, ~0u, &r->res, err, errlen);
+	if (!ret && o->suggest)
+		ret = suggest(&w, r, err, errlen);
+	bench_loadavg(r->m.load_end);
 	bench_helpers_stop(hs);
-	if (ret)
-		fprintf(stderr, "purge-bench: %s\n", err);
-	else
-		ret = report(o, &m, &w, &res, pinning);
-	bench_results_free(&res);
+	r->npieces = w.npieces;
 	bench_work_fini(&w);
 	return ret;
 }
 
+static int write_file(const char *path, bench_printer *print, const struct bench_report *r)
+{
+	FILE *f = fopen(path, "w");
+	if (f)
+		print(f, r);
+	if (!f || fclose(f)) {
+		fprintf(stderr, "purge-bench: writing %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The table goes to stdout, or to stderr when stdout carries CSV or JSON. */
+static int emit(const struct bench_report *r)
+{
+	const struct bench_opts *o = r->o;
+	bench_printer *data = o->csv ? bench_print_csv : bench_print_json;
+	char side[4096];
+	bench_print_table(o->out || !(o->csv || o->json) ? stdout : stderr, r);
+	if (!o->out && (o->csv || o->json))
+		data(stdout, r);
+	if (fflush(stdout) || (o->out && write_file(o->out, data, r)))
+		return -1;
+	if (!o->out || !o->csv)
+		return 0;
+	bench_sidecar_path(o->out, side, sizeof(side));
+	return write_file(side, bench_print_json, r);
+}
+
+/* gnuplot -c plot.gp over the CSV in a temporary file, which gnuplot opens
+ * as /dev/fd/N; what it says is shown only if it fails. */
+static int plot(const struct bench_report *r)
+{
+	const struct bench_opts *o = r->o;
+	char csv[32], title[256], line[512];
+	FILE *data = tmpfile(), *log = tmpfile();
+	int status = -1;
+	pid_t pid = -1;
+	if (data && log) {
+		bench_print_csv(data, r);
+		fflush(data);
+		snprintf(csv, sizeof(csv), "/dev/fd/%d", fileno(data));
+		snprintf(title, sizeof(title),
+		         "purge-bench: %s, %s, mode %s, %u thread(s), Linux %s",
+		         bench_layouts[o->layout], bench_advices[o->advice], bench_modes[o->mode],
+		         o->threads, r->m.kernel);
+		pid = fork();
+	}
+	if (pid == 0) {
+		dup2(fileno(log), 1);
+		dup2(fileno(log), 2);
+		execlp("gnuplot", "gnuplot", "-c", BENCH_PLOT_GP, csv, o->plot, title,
+		       (char *)NULL);
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	bool ok = pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	fprintf(stderr,
+	        ok ? "purge-bench: plot written to %s\n" : "purge-bench: --plot: %s failed\n",
+	        o->plot);
+	for (rewind(log); !ok && log && fgets(line, sizeof(line), log);)
+		fprintf(stderr, "  gnuplot: %s", line);
+	if (data)
+		fclose(data);
+	if (log)
+		fclose(log);
+	return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
+	static struct bench_report r;
 	struct bench_opts o;
 	char err[256];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	int ret = bench_parse_args(argc, argv, page, &o, err, sizeof(err));
-	if (ret > 0)
-		return 0; /* --help or --version */
-	if (ret < 0) {
+	if (ret < 0)
 		fprintf(stderr, "purge-bench: %s\n", err);
+	if (ret)
+		return ret < 0 ? 2 : 0; /* 1: --help or --version */
+	if (check_outputs(&o))
 		return 2;
+	r.o = &o;
+	bench_machine_read(&r.m, o.advice);
+	ret = measure(&r, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "purge-bench: %s\n", err);
+	if (!ret) {
+		bench_check_noise(&r);
+		ret = emit(&r) || (o.plot && plot(&r));
 	}
-	return run(&o, page) ? 1 : 0;
+	bench_results_free(&r.res);
+	return ret ? 1 : 0;
 }

@@ -4,17 +4,18 @@
 # The README main-job sweep: purge-bench over vlen 1..1024, scattered
 # layout (nothing can coalesce, so batching is all that helps), with one
 # helper thread on the other CPU so every TLB flush needs an IPI, as in a
-# multi-threaded program.  Prints the table, writes results/sweep.csv and
-# results/sweep.svg.
+# multi-threaded program.  Prints the table; writes results/sweep.csv (rows
+# only), results/sweep.json (machine, parameters, raw samples, warnings,
+# the suggestion) and results/sweep.svg (drawn from the CSV by plot.gp).
 #
 # usage: tools/sweep.sh [BUILD_DIR] [purge-bench options...]
 #   BUILD_DIR defaults to ./build; later options override the defaults
 #   below (e.g. tools/sweep.sh build --size 256M --repeat 9).
 #   RESULTS_DIR (default ./results) says where the files go.
 #
-# The defaults are sized to finish in under a minute on a 2-CPU machine:
-# on the 6.18 test VM every pass re-faults the purged pages (untimed, but
-# ~5 ms per MiB there), which is what bounds the region size.
+# The defaults finish in about 15 s on a 2-CPU machine: every pass re-faults
+# the purged pages (untimed, but ~5 ms per MiB on the 6.18 test VM), which
+# is what bounds the region size.
 set -eu
 
 build=build
@@ -30,11 +31,17 @@ if [ ! -x "$bench" ]; then
 	exit 1
 fi
 mkdir -p "$results"
+plot="--plot $results/sweep.svg"
+if ! command -v gnuplot >/dev/null; then
+	echo "sweep.sh: gnuplot not installed (Debian: gnuplot-nox): no plot" >&2
+	plot=
+fi
 
 start=$(date +%s)
+# shellcheck disable=SC2086 # $plot is two words or none
 "$bench" \
 	--layout scattered --threads 2 --size 64M --piece 4K --advice dontneed \
 	--batch 1,2,4,8,16,32,64,128,256,512,1024 --repeat 5 --suggest \
-	--csv --out "$results/sweep.csv" --plot "$results/sweep.svg" "$@"
+	--csv --out "$results/sweep.csv" $plot "$@"
 end=$(date +%s)
 echo "sweep.sh: done in $((end - start)) s; results in $results/" >&2

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* Unit test of purge-bench's own parsing and statistics (no timing). */
+/* Unit test of purge-bench's parsing, statistics, noise checks and output (no timing). */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "bench-opts.h"
-#include "bench-stats.h"
+#include "bench.h"
+#include "purge.h"
 
 #define PAGE 4096
 
@@ -91,46 +92,69 @@ Test(args, defaults)
 {
 	struct bench_opts o;
 	cr_assert_eq(parse(&o, (const char *[]){NULL}), 0);
-	cr_expect_eq(o.size, (size_t)256 << 20);
+	cr_expect_eq(o.size, (size_t)64 << 20);
 	cr_expect_eq(o.piece, 4096);
-	cr_expect_eq(o.layout, LAYOUT_ADJACENT);
+	cr_expect_eq(o.layout, LAYOUT_SCATTERED, "the default must show the vlen effect");
 	cr_expect_eq(o.advice, MADV_DONTNEED);
+	cr_expect_eq(o.mode, PURGE_MODE_AUTO);
 	cr_expect_eq(o.nvlens, 11);
 	cr_expect(o.vlens[0] == 1 && o.vlens[10] == 1024);
 	cr_expect_geq(o.repeat, 5);
 	cr_expect_eq(o.threads, 1);
-	cr_expect_eq(o.format, FORMAT_TABLE);
-	cr_expect(!o.refault && !o.suggest && !o.out && !o.plot);
+	cr_expect(!o.csv && !o.json && !o.refault && !o.suggest && !o.out && !o.plot);
 }
 
 Test(args, everything)
 {
 	struct bench_opts o;
-	cr_assert_eq(PARSE(&o, "--size", "64M", "--piece", "8K", "--layout", "scattered",
-	                   "--advice", "free", "--batch", "1,16,1024", "--repeat", "3", "--threads",
-	                   "2", "--refault", "--suggest", "--csv", "--out", "r.csv", "--plot",
-	                   "r.svg", "--thp", "never", "--seed", "9"),
+	cr_assert_eq(PARSE(&o, "--size", "64M", "--piece", "8K", "--layout", "adjacent", "--advice",
+	                   "free", "--mode", "loop", "--batch", "1,16,1024", "--repeat", "3",
+	                   "--threads", "2", "--refault", "--suggest", "--csv", "--out", "r.csv",
+	                   "--plot", "r.svg", "--thp", "never", "--seed", "9"),
 	             0);
 	cr_expect_eq(o.size, (size_t)64 << 20);
 	cr_expect_eq(o.piece, 8192);
-	cr_expect_eq(o.layout, LAYOUT_SCATTERED);
+	cr_expect_eq(o.layout, LAYOUT_ADJACENT);
 	cr_expect_eq(o.advice, MADV_FREE);
+	cr_expect_eq(o.mode, PURGE_MODE_LOOP);
 	cr_expect(o.nvlens == 3 && o.vlens[2] == 1024);
 	cr_expect(o.repeat == 3 && o.threads == 2 && o.seed == 9);
-	cr_expect(o.refault && o.suggest);
-	cr_expect_eq(o.format, FORMAT_CSV);
+	cr_expect(o.refault && o.suggest && o.csv && !o.json);
 	cr_expect_str_eq(o.out, "r.csv");
 	cr_expect_str_eq(o.plot, "r.svg");
 	cr_expect_eq(o.thp, THP_NEVER);
 	cr_assert_eq(PARSE(&o, "--layout=random", "--json"), 0, "a second call starts afresh");
-	cr_expect(o.layout == LAYOUT_RANDOM && o.format == FORMAT_JSON && o.nvlens == 11);
+	cr_expect(o.layout == LAYOUT_RANDOM && o.json && !o.csv && o.nvlens == 11);
+	cr_expect_eq(PARSE(&o, "--csv", "--json", "--out", "r.csv"), 0, "both, to FILE and beside");
+}
+
+/* Every advice and mode the library takes, by name. */
+Test(args, advice_and_mode)
+{
+	static const char *const advice[] = {"dontneed", "free", "dontneed-locked", "cold",
+	                                     "pageout"};
+	static const int madv[] = {MADV_DONTNEED, MADV_FREE, 24, MADV_COLD, MADV_PAGEOUT};
+	static const char *const mode[] = {"auto", "vectored", "loop"};
+	static const int pm[] = {PURGE_MODE_AUTO, PURGE_MODE_VECTORED, PURGE_MODE_LOOP};
+	struct bench_opts o;
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(PARSE(&o, "--advice", advice[i]), 0, "--advice %s", advice[i]);
+		cr_expect_eq(o.advice, madv[i], "--advice %s", advice[i]);
+		cr_expect_str_eq(bench_advices[o.advice], advice[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(PARSE(&o, "--mode", mode[i]), 0, "--mode %s", mode[i]);
+		cr_expect_eq(o.mode, pm[i], "--mode %s", mode[i]);
+		cr_expect_str_eq(bench_modes[o.mode], mode[i]);
+	}
 }
 
 Test(args, errors)
 {
 	struct bench_opts o;
 	cr_expect_eq(PARSE(&o, "--layout", "diagonal"), -EINVAL);
-	cr_expect_eq(PARSE(&o, "--advice", "cold"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--advice", "willneed"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--mode", "fast"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--size", "lots"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--size", "6K"), -EINVAL, "not a multiple of the piece");
 	cr_expect_eq(PARSE(&o, "--size", "4K"), -EINVAL, "only one piece");
@@ -141,11 +165,34 @@ Test(args, errors)
 	cr_expect_eq(PARSE(&o, "--threads", "0"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--threads", "2x"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--out", "x.csv"), -EINVAL, "--out without --csv/--json");
+	cr_expect_eq(PARSE(&o, "--csv", "--json"), -EINVAL, "both on stdout");
 	cr_expect_eq(PARSE(&o, "--plot", "x.pdf"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--thp", "sometimes"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--bogus"), -EINVAL);
 	cr_expect_eq(PARSE(&o, "--size"), -EINVAL, "missing argument");
 	cr_expect_eq(PARSE(&o, "stray"), -EINVAL);
+}
+
+Test(args, choices_listed)
+{
+	struct bench_opts o;
+	char *argv[] = {"purge-bench", "--advice", "willneed", NULL};
+	char err[256] = "";
+	cr_assert_eq(bench_parse_args(3, argv, PAGE, &o, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "dontneed|free|cold|pageout|dontneed-locked"), "got '%s'", err);
+}
+
+Test(args, sidecar)
+{
+	char p[64];
+	bench_sidecar_path("results/sweep.csv", p, sizeof(p));
+	cr_expect_str_eq(p, "results/sweep.json");
+	bench_sidecar_path("R.CSV", p, sizeof(p));
+	cr_expect_str_eq(p, "R.json");
+	bench_sidecar_path("out", p, sizeof(p));
+	cr_expect_str_eq(p, "out.json");
+	bench_sidecar_path(".csv", p, sizeof(p));
+	cr_expect_str_eq(p, ".csv.json", "a bare extension is a name");
 }
 
 Test(args, help, .init = cr_redirect_stdout)
@@ -199,4 +246,238 @@ Test(stats, suggest_rule)
 	const double best_last[] = {30, 20, 10};
 	cr_expect_eq(bench_suggest(best_last, 3), 2);
 	cr_expect_eq(bench_suggest(falling, 0), -1);
+}
+
+Test(stats, summary_keeps_pass_order)
+{
+	const double v[] = {30, 10, 20};
+	struct bench_summary s = bench_summarize(v, 3);
+	cr_expect_float_eq(s.median, 20, 1e-12);
+	cr_expect(v[0] == 30 && v[1] == 10 && v[2] == 20, "the samples must stay in pass order");
+}
+
+Test(stats, spread)
+{
+	cr_expect_float_eq(bench_spread((struct bench_summary){3, 2, 5}), 2.5, 1e-12);
+	cr_expect_float_eq(bench_spread((struct bench_summary){0, 0, 0}), 1, 1e-12);
+}
+
+Test(stats, settle)
+{
+	cr_expect_eq(bench_settle((const unsigned[]){256}, 1), 0, "one run cannot agree");
+	cr_expect_eq(bench_settle((const unsigned[]){512, 512}, 2), 512);
+	cr_expect_eq(bench_settle((const unsigned[]){256, 512, 256}, 3), 256);
+	cr_expect_eq(bench_settle((const unsigned[]){64, 256, 512, 256}, 4), 256);
+	cr_expect_eq(bench_settle((const unsigned[]){256, 512, 64, 1024}, 4), 0, "no two agree");
+	cr_expect_eq(bench_settle((const unsigned[]){0, 0, 64, 64}, 4), 64, "0 is no pick");
+}
+
+/* A report as a sweep at vlens 1 and 64 leaves it: 8 rows of 5 passes
+ * within 2% of their median, which is base[i]. */
+struct fake {
+	struct bench_opts o;
+	struct bench_result rows[8];
+	double ns[8][5], refault_ns[5];
+	unsigned later[BENCH_SUGGEST_RUNS - 1]; /* what --suggest's reruns pick */
+	struct bench_report r;
+};
+
+static const double base[8] = {1e6, 1e5, 1e6, 1e6, 1e6, 2e5, 2.02e5, 2.01e5};
+
+static void fake_init(struct fake *f)
+{
+	static const double jitter[5] = {1.0, 1.01, 0.99, 1.02, 0.98};
+	memset(f, 0, sizeof(*f));
+	cr_assert_eq(PARSE(&f->o, "--batch", "1,64", "--suggest"), 0);
+	for (int i = 0; i < 8; i++) {
+		struct bench_result *x = &f->rows[i];
+		x->kind = i < 2 ? (enum bench_row)i : (enum bench_row)(ROW_RAW + (i - 2) % 3);
+		x->vlen = i < 2 ? 0 : i < 5 ? 1 : 64;
+		x->syscalls = i < 2 ? 100u * (1 - i) + 1 : x->vlen == 1 ? 100 : 2;
+		for (int j = 0; j < 5; j++)
+			f->ns[i][j] = base[i] * jitter[j];
+		x->ns = f->ns[i];
+		x->refault_ns = f->refault_ns;
+	}
+	f->r.o = &f->o;
+	f->r.res = (struct bench_results){f->rows, 8, NULL, 5, 100, 1.5};
+	f->r.m = (struct bench_machine){
+	    .cpu = "Xeon \"Gold\" \\\t", .cpus = 2, .page = 4096, .backend = "vectored"};
+	for (int i = 0; i < 3; i++)
+		f->r.m.load_start[i] = f->r.m.load_end[i] = 0.1;
+	f->r.npieces = 100;
+	for (unsigned i = 0; i < BENCH_SUGGEST_RUNS - 1; i++)
+		f->later[i] = 2u << (2 * i); /* 2, 8, 32: none agrees with 64 */
+}
+
+/* Summaries, --suggest's picks and the warnings, as purge-bench makes them. */
+static struct bench_report *fake_done(struct fake *f, unsigned npicks)
+{
+	for (int i = 0; i < 8; i++)
+		f->rows[i].time = bench_summarize(f->ns[i], 5);
+	f->r.picks[0] = bench_pick(&f->r.res);
+	for (unsigned i = 1; i < npicks; i++)
+		f->r.picks[i] = f->later[i - 1];
+	f->r.npicks = npicks;
+	f->r.suggest = bench_settle(f->r.picks, npicks);
+	bench_check_noise(&f->r);
+	return &f->r;
+}
+
+Test(stats, pick)
+{
+	struct fake f;
+	fake_init(&f);
+	cr_expect_eq(bench_pick(&(struct bench_results){f.rows, 8, NULL, 5, 100, 1}), 1,
+	             "every median 0 (not summarised): a tie, the smallest vlen wins");
+	fake_done(&f, 1);
+	cr_expect_eq(f.r.picks[0], 64, "default at 64 is 5x faster than at 1");
+	for (int j = 0; j < 5; j++)
+		f.ns[4][j] = 2.1e5;
+	cr_expect_eq(bench_pick(&fake_done(&f, 1)->res), 1, "within 5%%: the smaller vlen");
+}
+
+static unsigned count_warnings(const struct bench_report *r, const char *needle)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < r->nwarn; i++)
+		n += strstr(r->warn[i], needle) != NULL;
+	return n;
+}
+
+Test(noise, quiet_machine_no_warning)
+{
+	struct fake f;
+	fake_init(&f);
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "first: %s", f.r.warn[0]);
+}
+
+Test(noise, load_average)
+{
+	struct fake f;
+	fake_init(&f);
+	f.r.m.load_start[0] = 1.0; /* exactly half a task per CPU: not above */
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0);
+	fake_init(&f);
+	f.r.m.load_start[0] = 1.01;
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "load average 1.01"), 1);
+	fake_init(&f);
+	f.o.threads = 2;
+	f.r.m.load_end[0] = 2.9; /* 0.9 once the run's own 2 threads are taken off */
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0);
+	fake_init(&f);
+	f.o.threads = 2;
+	f.r.m.load_end[0] = 3.2;
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "load average"), 1, "loaded during the run");
+	fake_init(&f);
+	f.r.m.load_start[0] = f.r.m.load_end[0] = -1;
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "unknown load is not a warning");
+}
+
+Test(noise, wide_spread)
+{
+	struct fake f;
+	fake_init(&f);
+	for (int j = 0; j < 5; j++) /* p10 1e5, p90 2e5: at the limit, not above */
+		f.ns[7][j] = j % 2 ? 2e5 : 1e5;
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "spread %.3f", bench_spread(f.rows[7].time));
+	fake_init(&f);
+	for (int j = 0; j < 5; j++) {
+		f.ns[2][j] = j % 2 ? 2.5e6 : 1e6;
+		f.ns[7][j] = j % 2 ? 3e5 : 1e5;
+	}
+	fake_done(&f, 1);
+	cr_expect_eq(count_warnings(&f.r, "2 of 8 rows have p90/p10 above 2.0"), 1);
+	cr_expect_eq(count_warnings(&f.r, "purge-default at vlen 64, 3.00"), 1, "names the worst");
+}
+
+Test(noise, unstable_suggest)
+{
+	struct fake f;
+	fake_init(&f);
+	cr_expect_eq(fake_done(&f, 4)->suggest, 0);
+	cr_expect_eq(count_warnings(&f.r, "no two of 4 runs"), 1);
+	fake_init(&f);
+	f.later[0] = 64;
+	cr_expect_eq(fake_done(&f, 2)->suggest, 64);
+	cr_expect_eq(f.r.nwarn, 0, "two runs agreed: %s", f.r.warn[0]);
+	fake_init(&f);
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "--suggest not asked: one pick, no warning");
+}
+
+/* What a printer writes, as one string (free it). */
+static char *print(bench_printer *p, const struct bench_report *r)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert(f);
+	p(f, r);
+	fclose(f);
+	return buf;
+}
+
+static unsigned count_char(const char *s, char c)
+{
+	unsigned n = 0;
+	for (; *s; s++)
+		n += *s == c;
+	return n;
+}
+
+Test(output, csv_header_first_then_rows)
+{
+	struct fake f;
+	fake_init(&f);
+	f.rows[5].skipped = true; /* raw-pmadv at 64, as when process_madvise is refused */
+	char *csv = print(bench_print_csv, fake_done(&f, 1));
+	const char *header = "row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,"
+	                     "vs_floor,syscalls,refault_ns\n";
+	cr_expect_eq(strncmp(csv, header, strlen(header)), 0, "first line: %.60s", csv);
+	cr_expect_eq(count_char(csv, '\n'), 9, "header + 8 rows");
+	cr_expect_eq(count_char(csv, ','), 9 * 10, "11 fields on every line");
+	cr_expect(strstr(csv, "\nmadvise-loop,,1000000,"), "loop has no vlen:\n%s", csv);
+	cr_expect(strstr(csv, "\nraw-pmadv,64,,,,,,,,,\n"), "a skipped row is empty:\n%s", csv);
+	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
+	cr_expect(!strchr(csv, '#'), "no comment lines");
+	free(csv);
+}
+
+Test(output, json_versioned_with_samples)
+{
+	struct fake f;
+	fake_init(&f);
+	for (int j = 0; j < 5; j++)
+		f.ns[7][j] = j % 2 ? 3e5 : 1e5;
+	char *js = print(bench_print_json, fake_done(&f, 4));
+	cr_expect(strstr(js, "\"schema_version\": 2,"), "%s", js);
+	cr_expect(strstr(js, "\"cpu\": \"Xeon \\\"Gold\\\" \\\\\\u0009\""), "escaped:\n%s", js);
+	cr_expect(strstr(js, "\"samples_ns\": [1000000, 1010000, 990000, 1020000, 980000]"),
+	          "samples in pass order:\n%s", js);
+	cr_expect(strstr(js, "\"noisy\": true"), "%s", js);
+	cr_expect(strstr(js, "\"loadavg_start\": [0.10, 0.10, 0.10]"), "%s", js);
+	cr_expect(strstr(js, "\"suggest\": {\"PURGE_BATCH\": null, \"tolerance\": 0.05, "
+	                     "\"runs\": [64, 2, 8, 32]}"),
+	          "%s", js);
+	cr_expect(strstr(js, "\"warnings\": [\n    \"1 of 8 rows"), "%s", js);
+	cr_expect(strstr(js, "\",\n    \"--suggest: no two of 4 runs"), "%s", js);
+	cr_expect_eq(count_char(js, '{'), count_char(js, '}'));
+	cr_expect_eq(count_char(js, '['), count_char(js, ']'));
+	free(js);
+}
+
+Test(output, table_flags_noise)
+{
+	struct fake f;
+	fake_init(&f);
+	for (int j = 0; j < 5; j++)
+		f.ns[7][j] = j % 2 ? 3e5 : 1e5;
+	f.r.m.load_start[0] = 1.5;
+	char *t = print(bench_print_table, fake_done(&f, 2));
+	cr_expect(strstr(t, "  3.00!"), "the noisy row is marked:\n%s", t);
+	cr_expect_eq(count_char(t, '!'), 2, "one row and the legend:\n%s", t);
+	cr_expect(strstr(t, "\nsuggest: none stable"), "%s", t);
+	cr_expect(strstr(t, "\nwarning: load average 1.50"), "%s", t);
+	cr_expect(strstr(t, "\nwarning: 1 of 8 rows"), "%s", t);
+	free(t);
 }

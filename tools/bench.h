@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * purge-bench: how long purging a region in small pieces takes through a
+ * madvise() loop, raw process_madvise(PIDFD_SELF) at each vlen, libpurge
+ * without and with coalescing, against one madvise() over the whole region.
+ *
+ *   bench-opts.c    command line and names (no measurement: unit-tested)
+ *   bench-stats.c   percentiles, --suggest, noise warnings (unit-tested)
+ *   bench-output.c  table, CSV, JSON (unit-tested)
+ *   bench-run.c     region, rows, the interleaved sweep
+ *   bench-sys.c     machine facts, helper threads
+ *   purge-bench.c   main: path checks, --suggest reruns, output files, --plot
+ *   plot.gp         the plot, drawn from the CSV
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/uio.h>
+
+#define BENCH_MAX_VLENS    64
+#define BENCH_TOLERANCE    0.05 /* --suggest: a vlen within 5% of the best median */
+#define BENCH_SPREAD_MAX   2.0  /* a row whose p90/p10 is above this is noisy */
+#define BENCH_LOAD_MAX     0.5  /* load average per CPU above this: a loaded machine */
+#define BENCH_SUGGEST_RUNS 4    /* --suggest sweeps at most, until two picks agree */
+#define BENCH_MAX_WARN     4
+#define BENCH_JSON_SCHEMA  2 /* the unversioned JSON of earlier builds is 1 */
+
+enum { LAYOUT_SCATTERED, LAYOUT_ADJACENT, LAYOUT_RANDOM };
+enum { THP_SYSTEM, THP_NEVER, THP_ALWAYS };
+enum bench_row { ROW_LOOP, ROW_FLOOR, ROW_RAW, ROW_NOCOAL, ROW_DEFAULT, ROW_KINDS };
+
+/* Names by value (NULL: no such value) for --layout, --thp, the rows,
+ * --mode (PURGE_MODE_*) and --advice (MADV_*). */
+#define BENCH_NAMES 32
+extern const char *const bench_layouts[BENCH_NAMES];
+extern const char *const bench_thps[BENCH_NAMES];
+extern const char *const bench_rows[BENCH_NAMES];
+extern const char *const bench_modes[BENCH_NAMES];
+extern const char *const bench_advices[BENCH_NAMES];
+
+struct bench_opts {
+	size_t size;                     /* region bytes */
+	size_t piece;                    /* bytes per purged range */
+	int layout;                      /* LAYOUT_* */
+	int advice;                      /* MADV_* */
+	int mode;                        /* PURGE_MODE_* of the library rows */
+	unsigned vlens[BENCH_MAX_VLENS]; /* ascending, no duplicates */
+	unsigned nvlens;
+	unsigned repeat;  /* timed passes per row */
+	unsigned threads; /* 1 + helper threads */
+	unsigned seed;    /* shuffle seed for LAYOUT_RANDOM */
+	int thp;          /* THP_* */
+	bool refault, suggest, csv, json;
+	const char *out;  /* CSV (or JSON) destination; NULL = stdout */
+	const char *plot; /* .svg or .png; NULL = no plot */
+};
+
+struct bench_summary {
+	double median, p10, p90;
+};
+
+struct bench_result {
+	enum bench_row kind;
+	unsigned vlen;      /* 0 for loop and floor, which do not depend on it */
+	bool skipped;       /* raw rows when process_madvise(PIDFD_SELF) is refused */
+	uint64_t syscalls;  /* per pass */
+	double *ns;         /* [repeat] purge time of each pass, in pass order */
+	double *refault_ns; /* [repeat], 0 without --refault */
+	struct bench_summary time, refault;
+};
+
+struct bench_results {
+	struct bench_result *rows; /* loop, floor, then raw/nocoal/default per vlen */
+	size_t nrows;
+	double *samples; /* what the rows' ns and refault_ns point into */
+	unsigned repeat;
+	size_t pages;  /* pages in the purged pieces: the ns/page denominator */
+	double wall_s; /* the whole sweep, untimed touches included */
+};
+
+struct bench_machine {
+	char cpu[128], kernel[128], arch[72], thp[32], pinning[160];
+	long cpus, page;
+	double load_start[3], load_end[3]; /* 1, 5, 15 min; -1 = unknown */
+	const char *backend;               /* purge_backend(advice) in auto mode */
+};
+
+struct bench_report {
+	const struct bench_opts *o;
+	struct bench_machine m;
+	struct bench_results res;
+	size_t npieces;
+	unsigned picks[BENCH_SUGGEST_RUNS]; /* --suggest: the vlen each run picked */
+	unsigned npicks;
+	unsigned suggest; /* the pick two runs agree on; 0 = none */
+	char warn[BENCH_MAX_WARN][200];
+	unsigned nwarn;
+};
+
+/* bench-opts.c */
+/* "256M", "4K", "4096", "2KiB" (binary units, any case).  0, -EINVAL or -ERANGE. */
+int bench_parse_size(const char *s, size_t *out);
+/* "1,16,1024", each 1..PURGE_BATCH_MAX: sorted, deduplicated; count, -EINVAL or -E2BIG. */
+int bench_parse_vlens(const char *s, unsigned *out, unsigned max);
+/* 0, 1 when --help or --version was printed, or -EINVAL with a reason in err. */
+int bench_parse_args(int argc, char **argv, size_t page, struct bench_opts *o, char *err,
+                     size_t errlen);
+/* Where --csv --out FILE puts the JSON: FILE with .csv replaced by .json, or FILE.json. */
+void bench_sidecar_path(const char *out, char *buf, size_t len);
+
+/* bench-stats.c */
+/* Percentile q (0..100) by linear interpolation between closest ranks; sorts v. */
+double bench_percentile(double *v, size_t n, double q);
+struct bench_summary bench_summarize(const double *v, size_t n);
+double bench_spread(struct bench_summary s); /* p90 / p10 */
+/* Index of the smallest vlen whose median is within BENCH_TOLERANCE of the best; -1 if n == 0. */
+int bench_suggest(const double *medians, size_t n);
+/* The vlen --suggest picked from the purge-default rows of res; 0 if none. */
+unsigned bench_pick(const struct bench_results *res);
+/* The first pick that an earlier one equals, 0 while no two agree. */
+unsigned bench_settle(const unsigned *picks, unsigned n);
+/* Fill r->warn: loaded machine, noisy rows, unstable --suggest. */
+void bench_check_noise(struct bench_report *r);
+
+/* bench-output.c */
+typedef void bench_printer(FILE *f, const struct bench_report *r);
+bench_printer bench_print_table, bench_print_csv, bench_print_json;
+
+/* bench-run.c */
+struct bench_work {
+	const struct bench_opts *o;
+	char *region;
+	size_t page, npieces;
+	size_t step;       /* pieces are every step-th piece of the region: 2 when scattered */
+	struct iovec *iov; /* the pieces, in the order the layout purges them */
+	bool have_raw;     /* process_madvise(PIDFD_SELF) takes this advice */
+	struct purge_queue *q[ROW_KINDS]; /* ROW_NOCOAL and ROW_DEFAULT */
+};
+/* Map the region, lay out the pieces, make the queues: 0 or -errno and err. */
+int bench_work_init(struct bench_work *w, const struct bench_opts *o, char *err, size_t errlen);
+void bench_work_fini(struct bench_work *w);
+/* Every row of the kinds in the mask (1 << ROW_*), interleaved pass by pass.
+ * 0, or a negative errno with a reason in err (a purge failed). */
+int bench_sweep(struct bench_work *w, const struct bench_opts *o, unsigned kinds,
+                struct bench_results *res, char *err, size_t errlen);
+void bench_results_free(struct bench_results *res);
+
+/* bench-sys.c */
+void bench_machine_read(struct bench_machine *m, int advice);
+void bench_loadavg(double avg[3]);
+struct bench_helpers;
+/* Pin this thread, start count helpers on the other CPUs; 0 or -errno. */
+int bench_helpers_start(unsigned count, struct bench_helpers **out, char *note, size_t len);
+void bench_helpers_stop(struct bench_helpers *h);
+
+#endif

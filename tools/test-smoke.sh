@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# purge-bench end to end, in under a second: bad output paths are refused
+# before the run; --csv --out writes a CSV whose first line is the header,
+# a JSON sidecar with a schema version and the table on stdout; --csv alone
+# keeps stdout plain CSV.  The timings are never looked at.
+set -eu
+bench=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "test-smoke: $*" >&2; exit 1; }
+quick() { "$bench" --size 1M --repeat 1 --batch 1,4 "$@"; }
+
+# exit status 2 and nothing on stdout: refused up front, not after the run
+for opt in --out --plot; do
+	rc=0
+	quick --csv "$opt" "$dir/no/such/file.svg" >"$dir/out" 2>"$dir/err" || rc=$?
+	if [ "$rc" -ne 2 ] || [ -s "$dir/out" ]; then
+		fail "a bad $opt path was not refused before the run"
+	fi
+	grep -qF -- "$opt $dir/no/such/file.svg" "$dir/err" || fail "no message names the $opt path"
+done
+
+quick --suggest --csv --out "$dir/r.csv" >"$dir/table"
+header=row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,vs_floor,syscalls,refault_ns
+[ "$(head -1 "$dir/r.csv")" = "$header" ] || fail "the CSV does not start with its header"
+[ "$(wc -l <"$dir/r.csv")" -eq 9 ] || fail "the CSV should hold the header and 8 rows"
+grep -q '^# purge-bench' "$dir/table" || fail "no table on stdout"
+grep -q '^suggest: .*(runs picked [0-9]*, [0-9]' "$dir/table" ||
+	fail "--suggest did not rerun until two runs agree"
+grep -q '"schema_version": 2' "$dir/r.json" || fail "no JSON sidecar with a schema version"
+if command -v python3 >/dev/null; then
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/r.json" ||
+		fail "the JSON sidecar does not parse"
+fi
+
+quick --csv >"$dir/stdout.csv" 2>/dev/null
+[ "$(head -1 "$dir/stdout.csv")" = "$header" ] || fail "--csv: stdout is not plain CSV"
+echo "test-smoke: ok"
