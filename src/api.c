@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Public entry points: argument checks, the optional queue lock, the
- * re-entry guard (calls from on_failure answer -EBUSY), and errno
- * preservation (functions report through their return value and leave
- * errno as they found it).
+ * Public entry points: argument checks, the optional queue lock and the
+ * re-entry guard (calls from on_failure answer -EBUSY).  Functions report
+ * through their return value and leave errno as they found it: the system
+ * calls of a flush save and restore it (flush.c), setup does it here.
  */
 #include "compat.h"
 
@@ -45,10 +45,9 @@ static int enter(purge_queue *q)
 	return 0;
 }
 
-static int leave(purge_queue *q, int saved, int ret)
+static int leave(purge_queue *q, int ret)
 {
 	purge__unlock(q);
-	errno = saved;
 	return ret;
 }
 
@@ -117,62 +116,72 @@ static int normalise(const purge_queue *q, void *addr, size_t len, uintptr_t *s,
 	return 0;
 }
 
+/* Worth asking drain.c whether a threshold is crossed? */
+static bool may_be_over(const purge_queue *q)
+{
+	return q->s.live >= q->set.capacity || q->set.max_delay_ns ||
+	       (q->set.max_pending_bytes && q->st.pending_bytes > q->set.max_pending_bytes);
+}
+
 int purge_enqueue(purge_queue *q, void *addr, size_t len)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 	uintptr_t s, e;
 
 	if (ret || len == 0)
-		return ret ? ret : leave(q, saved, 0);
+		return ret ? ret : leave(q, 0);
 	ret = normalise(q, addr, len, &s, &e);
 	if (ret)
-		return leave(q, saved, ret < 0 ? ret : 0);
-	purge__drain_room(q, 1); /* only after cancels split ranges */
-	uint64_t now = q->be->now(q->be->ctx, true);
+		return leave(q, ret < 0 ? ret : 0);
+	if (purge__store_room(&q->s) < 1) /* only after cancels split ranges */
+		purge__drain_room(q, 1);
+	uint64_t now = purge__now(q, true);
 	purge__store_add(&q->s, s, e, now);
 	purge__books_enqueued(q, e - s);
-	purge__drain_auto(q, now);
-	return leave(q, saved, 0);
+	if (may_be_over(q))
+		purge__drain_auto(q, now);
+	return leave(q, 0);
 }
 
 int purge_cancel(purge_queue *q, void *addr, size_t len)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 	uintptr_t a = (uintptr_t)addr;
 
 	if (ret || len == 0)
-		return ret ? ret : leave(q, saved, 0);
+		return ret ? ret : leave(q, 0);
 	if (a + len < a || a + len > UINTPTR_MAX - (q->page - 1))
-		return leave(q, saved, -EINVAL);
+		return leave(q, -EINVAL);
 	/* widen outward: cancelling too much is safe, too little is not */
 	uintptr_t s = a & ~(q->page - 1), e = (a + len + q->page - 1) & ~(q->page - 1);
 	struct purge__cut cut;
-	purge__drain_room(q, SPARE);
+	if (purge__store_room(&q->s) < SPARE)
+		purge__drain_room(q, SPARE);
 	purge__store_cancel(&q->s, s, e, &cut);
 	purge__books_cancelled(q, &cut);
 	purge__drain_ovl(q);
-	return leave(q, saved, cut.bytes != 0);
+	return leave(q, cut.bytes != 0);
 }
 
 int purge_flush(purge_queue *q)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 
-	return ret ? ret : leave(q, saved, purge__drain_all(q, false));
+	return ret ? ret : leave(q, purge__drain_all(q, false));
 }
 
 int purge_flush_older(purge_queue *q, uint64_t age_ns)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 
-	return ret ? ret : leave(q, saved, purge__drain_older(q, age_ns));
+	return ret ? ret : leave(q, purge__drain_older(q, age_ns));
 }
 
 int purge_flush_to(purge_queue *q, size_t keep_bytes)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 
-	return ret ? ret : leave(q, saved, purge__drain_to(q, keep_bytes));
+	return ret ? ret : leave(q, purge__drain_to(q, keep_bytes));
 }
 
 uint64_t purge_oldest_ns(const purge_queue *q)
@@ -187,14 +196,14 @@ uint64_t purge_oldest_ns(const purge_queue *q)
 
 int purge_set_batch(purge_queue *q, unsigned batch)
 {
-	int saved = errno, ret = enter(q);
+	int ret = enter(q);
 
 	if (ret)
 		return ret;
 	if (batch == 0 || batch > PURGE_BATCH_MAX)
-		return leave(q, saved, -EINVAL);
+		return leave(q, -EINVAL);
 	q->set.batch = batch;
-	return leave(q, saved, 0);
+	return leave(q, 0);
 }
 
 unsigned purge_get_batch(const purge_queue *q)

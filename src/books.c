@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The books: the only file that writes struct purge_stats.  Every byte that
- * enters through purge__books_enqueued() leaves through exactly one of
- * cancelled, purged or failed, so at every point
+ * The books: with books.h (the inline half for enqueue and cancel), the
+ * only code that writes struct purge_stats.  Every byte that enters through
+ * purge__books_enqueued() leaves through exactly one of cancelled, purged
+ * or failed, so at every point
  *   enqueued_bytes == purged_bytes + cancelled_bytes + failed_bytes + pending_bytes
  * and pending_ranges counts the pieces not settled yet.
  */
@@ -11,22 +12,6 @@
 #include <pthread.h>
 
 #include "internal.h"
-
-void purge__books_enqueued(purge_queue *q, size_t bytes)
-{
-	q->st.enqueued_ranges++;
-	q->st.enqueued_bytes += bytes;
-	q->st.pending_ranges++;
-	q->st.pending_bytes += bytes;
-}
-
-void purge__books_cancelled(purge_queue *q, const struct purge__cut *cut)
-{
-	q->st.cancelled_bytes += cut->bytes;
-	q->st.pending_bytes -= cut->bytes;
-	q->st.pending_ranges += cut->split;
-	q->st.pending_ranges -= cut->gone;
-}
 
 /* `done`: pending ranges whose last bytes these were. */
 void purge__books_purged(purge_queue *q, size_t bytes, size_t done)
@@ -60,12 +45,12 @@ uint64_t purge__books_flush_begin(purge_queue *q, bool automatic)
 {
 	q->st.flushes++;
 	q->st.auto_flushes += automatic;
-	return q->be->now(q->be->ctx, false);
+	return purge__now(q, false);
 }
 
 void purge__books_flush_end(purge_queue *q, uint64_t t0)
 {
-	uint64_t ns = q->be->now(q->be->ctx, false) - t0;
+	uint64_t ns = purge__now(q, false) - t0;
 
 	q->st.flush_ns += ns;
 	q->st.flush_max_ns = ns > q->st.flush_max_ns ? ns : q->st.flush_max_ns;

@@ -83,7 +83,7 @@ int purge__drain_older(purge_queue *q, uint64_t age_ns)
 		return purge__drain_all(q, false);
 	/* stamps come from the coarse clock, never ahead of this one: a range
 	 * may pass for up to a tick older than it is, never younger */
-	uint64_t now = q->be->now(q->be->ctx, false), oldest = purge__store_oldest(&q->s);
+	uint64_t now = purge__now(q, false), oldest = purge__store_oldest(&q->s);
 	if (oldest == 0 || now < age_ns || oldest > now - age_ns)
 		return 0;
 	return drain_oldest(q, false, now - age_ns, UINT64_MAX);

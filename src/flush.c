@@ -14,6 +14,7 @@
 #include "compat.h"
 
 #include <errno.h>
+#include <stdbool.h>
 
 #include "internal.h"
 
@@ -21,11 +22,12 @@ struct run {
 	purge_queue *q;
 	const struct purge__kv *sel; /* key: start, val: length */
 	size_t n;
-	size_t i, off; /* cursor: the first byte not settled is sel[i].key + off */
-	size_t solo;   /* ranges below this index are submitted alone */
-	size_t merged; /* joins made by the last plan */
-	int path;      /* PURGE_BACKEND_* in use */
-	int refused;   /* forced vectored, refused: the rest fails with it */
+	size_t i, off;   /* cursor: the first byte not settled is sel[i].key + off */
+	size_t pi, poff; /* where the last plan ends */
+	size_t solo;     /* ranges below this index are submitted alone */
+	size_t merged;   /* joins made by the last plan */
+	int path;        /* PURGE_BACKEND_* in use */
+	int refused;     /* forced vectored, refused: the rest fails with it */
 };
 
 /* ---- system calls, timed and counted ------------------------------------ */
@@ -33,20 +35,20 @@ struct run {
 static ssize_t call_pmadv(struct run *r, const struct iovec *iov, size_t k)
 {
 	const struct purge__backend *be = r->q->be;
-	uint64_t t0 = be->now(be->ctx, false);
+	uint64_t t0 = purge__now(r->q, false);
 	ssize_t ret = be->pmadv(be->ctx, iov, k, r->q->set.advice);
 
-	purge__books_call(r->q, k, be->now(be->ctx, false) - t0);
+	purge__books_call(r->q, k, purge__now(r->q, false) - t0);
 	return ret;
 }
 
 static int call_madv(struct run *r, const struct iovec *v)
 {
 	const struct purge__backend *be = r->q->be;
-	uint64_t t0 = be->now(be->ctx, false);
+	uint64_t t0 = purge__now(r->q, false);
 	int ret = be->madv(be->ctx, v->iov_base, v->iov_len, r->q->set.advice);
 
-	purge__books_call(r->q, 0, be->now(be->ctx, false) - t0);
+	purge__books_call(r->q, 0, purge__now(r->q, false) - t0);
 	return ret;
 }
 
@@ -125,8 +127,19 @@ static size_t plan(struct run *r, size_t batch, size_t *bytes)
 		q->iov[k++].iov_len = len;
 		total += len;
 	}
+	r->pi = j;
+	r->poff = o;
 	*bytes = total;
 	return k;
+}
+
+/* The whole plan went through: book it in one step. */
+static void settle_plan(struct run *r, size_t bytes)
+{
+	purge__books_purged(r->q, bytes, r->pi - r->i);
+	purge__books_merged(r->q, r->merged);
+	r->i = r->pi;
+	r->off = r->poff;
 }
 
 /* ---- failures ------------------------------------------------------------ */
@@ -220,10 +233,9 @@ static void vectored(struct run *r)
 	while (r->i < r->n && r->path == PURGE_BACKEND_VECTORED && !r->refused) {
 		size_t bytes, k = plan(r, r->q->set.batch, &bytes);
 		ssize_t ret = call_pmadv(r, r->q->iov, k);
-		if (ret >= (ssize_t)bytes) {
-			settle(r, bytes, 0);
-			purge__books_merged(r->q, r->merged);
-		} else if (ret >= 0) {
+		if (ret >= (ssize_t)bytes)
+			settle_plan(r, bytes);
+		else if (ret >= 0) {
 			short_count(r, k, (size_t)ret);
 		} else {
 			call_error(r, bytes, (int)ret);
@@ -237,12 +249,10 @@ static void looped(struct run *r)
 		size_t bytes;
 		plan(r, 1, &bytes);
 		int err = call_madv(r, &r->q->iov[0]);
-		if (!err) {
-			settle(r, bytes, 0);
-			purge__books_merged(r->q, r->merged);
-		} else {
+		if (!err)
+			settle_plan(r, bytes);
+		else
 			failed_iovec(r, 0, err);
-		}
 	}
 }
 
@@ -257,9 +267,12 @@ static void report_rest(struct run *r)
 	}
 }
 
+/* System calls and the caller's callback may change errno: the library's
+ * callers see it unchanged. */
 void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n)
 {
 	struct run r = {.q = q, .sel = sel, .n = n, .path = PURGE_BACKEND_VECTORED};
+	int saved = errno;
 
 	if (q->set.mode == PURGE_MODE_LOOP)
 		r.path = PURGE_BACKEND_LOOP;
@@ -274,4 +287,5 @@ void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n)
 		else
 			looped(&r);
 	}
+	errno = saved;
 }

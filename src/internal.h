@@ -44,7 +44,8 @@ struct purge__backend {
 	/* process_madvise was refused at run time: use the loop for good */
 	void (*demote)(void *ctx, int advice);
 	/* CLOCK_MONOTONIC in ns; coarse: CLOCK_MONOTONIC_COARSE, cheaper, up
-	 * to one tick behind, never ahead */
+	 * to one tick behind, never ahead.  NULL: the system's clocks, read
+	 * without an indirect call (purge__now) */
 	uint64_t (*now)(void *ctx, bool coarse);
 	void *ctx;
 };
@@ -154,8 +155,25 @@ size_t purge__pool_pieces(unsigned capacity) PURGE_HIDDEN;
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
                               const struct purge_config *cfg,
                               const struct purge__backend *be) PURGE_HIDDEN;
-void purge__lock(const purge_queue *q) PURGE_HIDDEN;
-void purge__unlock(const purge_queue *q) PURGE_HIDDEN;
+
+static inline void purge__lock(const purge_queue *q)
+{
+	if (q->set.flags & PURGE_LOCKED)
+		pthread_mutex_lock((pthread_mutex_t *)&q->lock);
+}
+
+static inline void purge__unlock(const purge_queue *q)
+{
+	if (q->set.flags & PURGE_LOCKED)
+		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
+}
+
+uint64_t purge__clock_ns(bool coarse) PURGE_HIDDEN;
+
+static inline uint64_t purge__now(const purge_queue *q, bool coarse)
+{
+	return q->be->now ? q->be->now(q->be->ctx, coarse) : purge__clock_ns(coarse);
+}
 
 /* sort.c */
 void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n) PURGE_HIDDEN;
@@ -164,7 +182,10 @@ void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n) PURGE_HID
 void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, void *ring,
                        uint64_t rsize, void *late, void *ovl, void *nodes, uint32_t nnodes,
                        struct purge__kv *scratch) PURGE_HIDDEN;
-uint32_t purge__store_room(const struct purge__store *s) PURGE_HIDDEN;
+static inline uint32_t purge__store_room(const struct purge__store *s)
+{
+	return s->npieces - s->live;
+}
 void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
                       uint64_t stamp) PURGE_HIDDEN;
 
@@ -189,10 +210,8 @@ size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel) PURG
  * attribution.  Talks to the kernel through q->be only. */
 void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n) PURGE_HIDDEN;
 
-/* books.c: the only writer of q->st.  Every function keeps
+/* books.h and books.c: the only writers of q->st.  Every function keeps
  *   enqueued = purged + cancelled + failed + pending. */
-void purge__books_enqueued(purge_queue *q, size_t bytes) PURGE_HIDDEN;
-void purge__books_cancelled(purge_queue *q, const struct purge__cut *cut) PURGE_HIDDEN;
 void purge__books_purged(purge_queue *q, size_t bytes, size_t done) PURGE_HIDDEN;
 void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done) PURGE_HIDDEN;
 uint64_t purge__books_flush_begin(purge_queue *q, bool automatic) PURGE_HIDDEN;
@@ -209,6 +228,8 @@ int purge__drain_to(purge_queue *q, size_t keep_bytes) PURGE_HIDDEN;
 int purge__drain_room(purge_queue *q, uint32_t need) PURGE_HIDDEN;
 int purge__drain_auto(purge_queue *q, uint64_t now) PURGE_HIDDEN;
 int purge__drain_ovl(purge_queue *q) PURGE_HIDDEN;
+
+#include "books.h"
 
 /* sys.c */
 int purge__probe(int advice) PURGE_HIDDEN;

@@ -66,11 +66,6 @@ void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, v
 	reset(s);
 }
 
-uint32_t purge__store_room(const struct purge__store *s)
-{
-	return s->npieces - s->live;
-}
-
 /* ---- pool --------------------------------------------------------------- */
 
 static uint32_t piece_new(struct purge__store *s)

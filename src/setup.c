@@ -147,18 +147,6 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 	return 0;
 }
 
-void purge__lock(const purge_queue *q)
-{
-	if (q->set.flags & PURGE_LOCKED)
-		pthread_mutex_lock((pthread_mutex_t *)&q->lock);
-}
-
-void purge__unlock(const purge_queue *q)
-{
-	if (q->set.flags & PURGE_LOCKED)
-		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
-}
-
 void purge_fork_prepare(purge_queue *q)
 {
 	if (q)
