@@ -159,7 +159,8 @@ int purge_cancel(purge_queue *q, void *addr, size_t len)
 		purge__drain_room(q, SPARE);
 	purge__store_cancel(&q->s, s, e, &cut);
 	purge__books_cancelled(q, &cut);
-	purge__drain_ovl(q);
+	if (q->s.novl > PURGE_OVL_MAX)
+		purge__drain_ovl(q);
 	return leave(q, cut.bytes != 0);
 }
 

@@ -13,8 +13,6 @@
 
 #include "internal.h"
 
-#define OVL_MAX 32 /* overlapping enqueues kept before they are settled */
-
 enum { OVER_COUNT = 1, OVER_BYTES = 2, OVER_AGE = 4 };
 
 /* After sorting: ranges that overlap an earlier one (bytes enqueued again
@@ -156,7 +154,7 @@ int purge__drain_auto(purge_queue *q, uint64_t now)
 
 int purge__drain_ovl(purge_queue *q)
 {
-	if (q->s.novl <= OVL_MAX)
+	if (q->s.novl <= PURGE_OVL_MAX)
 		return 0;
 	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, true);

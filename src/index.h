@@ -36,9 +36,19 @@ struct purge__index {
 	uint32_t count; /* entries */
 };
 
-/* A position: entry i of leaf node `leaf`. */
+#define PURGE_IDX_MAXH 16 /* height bound: >= 13 children a node, 2^32 keys need 9 */
+
+/* The internal nodes a descent went through, and the child taken at each. */
+struct purge__ipath {
+	uint32_t node[PURGE_IDX_MAXH];
+	uint32_t ci[PURGE_IDX_MAXH];
+	int depth; /* -1: not known (the position moved to another leaf) */
+};
+
+/* A position: entry i of leaf node `leaf`, with the path to that leaf. */
 struct purge__ipos {
 	uint32_t leaf, i;
+	struct purge__ipath pa;
 };
 
 /* A (key, value) pair for bulk loading. */
@@ -56,6 +66,9 @@ void purge__idx_clear(struct purge__index *x);
 int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val);
 /* Removes the entry with exactly this key; false when there is none. */
 bool purge__idx_remove(struct purge__index *x, uintptr_t key);
+/* Removes the entry at p, without a second descent when p knows its path;
+ * p is stale afterwards. */
+void purge__idx_remove_at(struct purge__index *x, const struct purge__ipos *p);
 /* The entry with the largest key <= key. */
 bool purge__idx_find_le(const struct purge__index *x, uintptr_t key, struct purge__ipos *p);
 /* The entry with the smallest key >= key. */

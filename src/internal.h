@@ -71,6 +71,8 @@ struct purge__settings {
 
 enum { PIECE_FREE, PIECE_TAIL, PIECE_INDEX, PIECE_OVL };
 
+#define PURGE_OVL_MAX 32 /* overlapping enqueues kept before they are settled */
+
 /* A pending range.  Ranges in the index never overlap; an enqueue that
  * overlaps pending bytes is kept apart, in ovl[], and settled on its own. */
 struct purge__piece {
@@ -118,6 +120,7 @@ struct purge__store {
 	struct purge__index idx;
 	struct purge__kv *scratch; /* 2 * npieces pairs, for bulk rebuilds */
 	uintptr_t lo, hi;          /* bounds of everything pending (conservative) */
+	bool untidy;               /* a head may be stale: tidy() before the next use */
 };
 
 /* ---- the queue ----------------------------------------------------------- */

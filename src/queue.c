@@ -80,10 +80,13 @@ static uint32_t piece_new(struct purge__store *s)
 	return id;
 }
 
+/* Freeing a piece that heads the ring or the late heap makes the store
+ * untidy: tidy() runs at the end of the call.  Any other head stays valid. */
 static void piece_free(struct purge__store *s, uint32_t id)
 {
 	struct purge__piece *p = &s->piece[id];
 
+	s->untidy |= s->ring[s->head & s->rmask].id == id || (s->nlate && s->late[0].id == id);
 	p->seq++;
 	p->info = PIECE_FREE;
 	p->start = s->free;
@@ -179,6 +182,7 @@ static void late_pop(struct purge__store *s)
 /* Both heads name live pieces afterwards; an empty store starts over. */
 static void tidy(struct purge__store *s)
 {
+	s->untidy = false;
 	if (s->live == 0) {
 		reset(s);
 		return;
@@ -382,8 +386,19 @@ static bool cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b,
 	return false;
 }
 
-/* Indexed pieces are disjoint and sorted: the one before a, then those
- * that start inside [a, b).  One descent when nothing is pending there. */
+/* The indexed piece at pos starts inside [a, b) and ends after b: it keeps
+ * [b, end).  Its key grows but stays below the next piece's start. */
+static void trim_left(struct purge__store *s, const struct purge__ipos *pos, uint32_t id,
+                      uintptr_t b)
+{
+	s->piece[id].start = b;
+	if (purge__idx_set_key(&s->idx, pos, b) != 0)
+		ovl_add(s, id);
+}
+
+/* Indexed pieces are disjoint and sorted: the one that starts before a,
+ * then those that start inside [a, b).  One descent when nothing is
+ * pending there, one and a removal for the common hit. */
 static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struct purge__cut *out)
 {
 	struct purge__ipos pos;
@@ -391,9 +406,9 @@ static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struc
 	if (purge__idx_find_le(&s->idx, a, &pos)) {
 		uint32_t id = purge__idx_val(&s->idx, &pos);
 		if (s->piece[id].start < a) {
-			bool inside = s->piece[id].end > b;
+			bool past = s->piece[id].end >= b; /* nothing else can be in [a, b) */
 			cut(s, id, a, b, out);
-			if (inside || !purge__idx_next(&s->idx, &pos))
+			if (past || !purge__idx_next(&s->idx, &pos))
 				return;
 		}
 	} else if (!purge__idx_find_ge(&s->idx, a, &pos)) {
@@ -401,10 +416,17 @@ static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struc
 	}
 	while (purge__idx_key(&s->idx, &pos) < b) {
 		uint32_t id = purge__idx_val(&s->idx, &pos);
-		struct purge__ipos nx = pos;
-		bool more = purge__idx_next(&s->idx, &nx);
-		uintptr_t next = more ? purge__idx_key(&s->idx, &nx) : b;
-		if (!cut(s, id, a, b, out) || next >= b || !purge__idx_find_ge(&s->idx, next, &pos))
+		uintptr_t end = s->piece[id].end;
+		if (end > b) {
+			out->bytes += b - s->piece[id].start;
+			trim_left(s, &pos, id, b);
+			return;
+		}
+		out->bytes += end - s->piece[id].start;
+		out->gone++;
+		purge__idx_remove_at(&s->idx, &pos);
+		piece_free(s, id);
+		if (end == b || !purge__idx_find_ge(&s->idx, end, &pos))
 			return;
 	}
 }
@@ -420,7 +442,8 @@ void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
 	for (uint32_t k = 0; k < s->novl;)
 		if (!cut(s, s->ovl[k], start, end, out))
 			k++;
-	tidy(s);
+	if (s->untidy || s->live == 0)
+		tidy(s);
 }
 
 static void take(struct purge__store *s, uint32_t id, struct purge__kv *sel)

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue-bench: the cost of the calls around the flush, through the public
+ * API, at small and large queues (n scattered pages pending, every other
+ * page of a region, enqueued in random order):
+ *
+ *   enqueue      ns per purge_enqueue (no flush inside the timing)
+ *   index        ns per pending range for the first cancel after n
+ *                enqueues, which indexes them (once per batch of enqueues)
+ *   cancel-hit   ns per purge_cancel of a pending page
+ *   cancel-miss  ns per purge_cancel of a page between pending ones
+ *   reuse        ns per enqueue of a new page plus cancel of a pending
+ *                one, n staying pending (an allocator's free and reuse)
+ *
+ * Each is timed over a batch of --ops calls, --repeat times: median and
+ * p10-p90.  --latency times single purge_enqueue calls of a steady stream
+ * into a queue of --capacity, with and without PURGE_INCREMENTAL, against
+ * one raw process_madvise call of `batch` pages, the bound the flag aims at.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "purge.h"
+#include "syscall.h"
+
+#define MAX_SIZES 8
+
+static size_t page;
+
+struct opts {
+	size_t sizes[MAX_SIZES], nsizes;
+	unsigned repeat, ops, capacity, stream;
+	bool latency;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void shuffle(size_t *a, size_t n, uint64_t seed)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = rnd(&seed) % i, t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* p in [0, 1] of v[0..n), sorted in place. */
+static double pct(uint64_t *v, size_t n, double p)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return (double)v[(size_t)(p * (double)(n - 1) + 0.5)];
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "queue-bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static void *reserve(size_t bytes, int prot)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	void *p = mmap(NULL, bytes, prot, flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap", errno);
+	return p;
+}
+
+/* ---- the per-call costs ------------------------------------------------- */
+
+struct bed {
+	char *r;      /* 2n pages of address space, PROT_NONE: nothing is touched */
+	size_t n;     /* pages pending: the even ones */
+	size_t *perm; /* the even pages in random order */
+	purge_queue *q;
+};
+
+static char *pg(const struct bed *b, size_t i)
+{
+	return b->r + i * page;
+}
+
+static void fill(struct bed *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (purge_enqueue(b->q, pg(b, 2 * b->perm[i]), page))
+			die("purge_enqueue", EINVAL);
+}
+
+/* ops distinct random pending pages (even) or pages between them (odd),
+ * drawn before the timing starts.  Distinct: a page put back twice would
+ * be an overlapping enqueue, which purge_cancel scans apart. */
+static size_t *draw(const struct bed *b, unsigned ops, uint64_t *seed, bool odd)
+{
+	size_t *k = malloc(b->n * sizeof(*k));
+
+	for (size_t i = 0; i < b->n; i++)
+		k[i] = i;
+	shuffle(k, b->n, rnd(seed));
+	for (unsigned i = 0; i < ops; i++)
+		k[i] = 2 * k[i] + odd;
+	return k;
+}
+
+/* ns per call: ops cancels of pending pages, put back untimed (and indexed,
+ * with a cancel that misses, before the next batch). */
+static double cancel_hit(struct bed *b, unsigned ops, uint64_t *seed)
+{
+	size_t *k = draw(b, ops, seed, false);
+	uint64_t t0 = now_ns();
+	for (unsigned i = 0; i < ops; i++)
+		purge_cancel(b->q, pg(b, k[i]), page);
+	uint64_t t = now_ns() - t0;
+	for (unsigned i = 0; i < ops; i++)
+		purge_enqueue(b->q, pg(b, k[i]), page);
+	purge_cancel(b->q, pg(b, 1), page);
+	free(k);
+	return (double)t / ops;
+}
+
+static double cancel_miss(struct bed *b, unsigned ops, uint64_t *seed)
+{
+	size_t *k = draw(b, ops, seed, true);
+	uint64_t t0 = now_ns();
+	for (unsigned i = 0; i < ops; i++)
+		purge_cancel(b->q, pg(b, k[i]), page);
+	uint64_t t = now_ns() - t0;
+	free(k);
+	return (double)t / ops;
+}
+
+/* Reuse a pending page (cancel), free it again (enqueue): n stays pending,
+ * and every cancel first indexes the page enqueued before it. */
+static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
+{
+	size_t *k = draw(b, ops, seed, false);
+	uint64_t t0 = now_ns();
+	for (unsigned i = 0; i < ops; i++) {
+		purge_cancel(b->q, pg(b, k[i]), page);
+		purge_enqueue(b->q, pg(b, k[i]), page);
+	}
+	uint64_t t = now_ns() - t0;
+	free(k);
+	return (double)t / ops;
+}
+
+enum { M_ENQ, M_INDEX, M_HIT, M_MISS, M_REUSE, M_KINDS };
+static const char *const names[M_KINDS] = {"enqueue", "index", "cancel-hit", "cancel-miss",
+                                           "reuse"};
+
+/* One repeat on the queue: fill it, then each measurement once, then
+ * empty it (untimed). */
+static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
+{
+	shuffle(b->perm, b->n, rnd(seed));
+	uint64_t t0 = now_ns();
+	fill(b);
+	out[M_ENQ] = (double)(now_ns() - t0) / b->n;
+	t0 = now_ns();
+	purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
+	out[M_INDEX] = (double)(now_ns() - t0) / b->n;
+	out[M_HIT] = cancel_hit(b, ops, seed);
+	out[M_MISS] = cancel_miss(b, ops, seed);
+	out[M_REUSE] = reuse(b, ops, seed);
+	purge_flush(b->q);
+}
+
+static void measure(size_t n, const struct opts *o)
+{
+	struct bed b = {.n = n, .perm = malloc(n * sizeof(size_t))};
+	uint64_t *v[M_KINDS], seed = 0x9e3779b97f4a7c15ull ^ n;
+
+	b.r = reserve(2 * n * page, PROT_NONE);
+	for (size_t i = 0; i < n; i++)
+		b.perm[i] = i;
+	for (int m = 0; m < M_KINDS; m++)
+		v[m] = malloc(o->repeat * sizeof(uint64_t));
+	/* one queue for all repeats, as an allocator keeps its own; a first
+	 * pass, not counted, faults its memory in */
+	struct purge_config cfg = {.capacity = (unsigned)n + 64};
+	if (purge_queue_create(&b.q, &cfg))
+		die("purge_queue_create", ENOMEM);
+	/* at most an eighth of the queue: n stays about the same */
+	unsigned ops = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
+	for (unsigned r = 0; r <= o->repeat; r++) {
+		double out[M_KINDS];
+		one_pass(&b, ops, &seed, out);
+		for (int m = 0; m < M_KINDS && r > 0; m++)
+			v[m][r - 1] = (uint64_t)(out[m] * 10);
+	}
+	purge_queue_destroy(b.q);
+	for (int m = 0; m < M_KINDS; m++) {
+		printf("%-12s %9zu %9.1f %9.1f %9.1f\n", names[m], n,
+		       pct(v[m], o->repeat, 0.5) / 10, pct(v[m], o->repeat, 0.1) / 10,
+		       pct(v[m], o->repeat, 0.9) / 10);
+		free(v[m]);
+	}
+	munmap(b.r, 2 * n * page);
+	free(b.perm);
+}
+
+/* ---- single-enqueue latency ---------------------------------------------- */
+
+/* One raw process_madvise call of `batch` resident scattered pages, ns. */
+static uint64_t raw_call(char *r, unsigned batch)
+{
+	struct iovec *iov = malloc(batch * sizeof(*iov));
+
+	for (unsigned i = 0; i < batch; i++) {
+		r[2 * i * page] = 1;
+		iov[i] = (struct iovec){r + 2 * i * page, page};
+	}
+	uint64_t t0 = now_ns();
+	ssize_t ret = purge__sys_process_madvise(iov, batch, MADV_DONTNEED);
+	uint64_t t = now_ns() - t0;
+	free(iov);
+	return ret == (ssize_t)(batch * page) ? t : 0;
+}
+
+static void latency_row(const char *name, uint64_t *lat, size_t n, uint64_t call)
+{
+	double p50 = pct(lat, n, 0.5), p99 = pct(lat, n, 0.99), max = (double)lat[n - 1];
+
+	printf("%-22s %10.0f %10.0f %10.0f %8.2f\n", name, p50, p99, max, call ? max / call : 0.0);
+}
+
+/* Every page is written (resident) before it is enqueued: the flushes do
+ * real work.  The stream is long enough for several automatic flushes. */
+static void latency(const struct opts *o, unsigned flags, uint64_t *lat)
+{
+	size_t n = o->stream, span = 2 * (size_t)o->capacity + 2;
+	struct purge_config cfg = {.capacity = o->capacity, .flags = flags};
+	char *r = reserve(span * page, PROT_READ | PROT_WRITE);
+	purge_queue *q;
+
+	if (purge_queue_create(&q, &cfg))
+		die("purge_queue_create", ENOMEM);
+	for (size_t i = 0; i < n; i++) {
+		char *p = r + (2 * i % span) * page;
+		purge_cancel(q, p, page); /* its previous round may still be pending */
+		*p = 1;
+		uint64_t t0 = now_ns();
+		purge_enqueue(q, p, page);
+		lat[i] = now_ns() - t0;
+	}
+	purge_queue_destroy(q);
+	munmap(r, span * page);
+}
+
+static void measure_latency(const struct opts *o)
+{
+	uint64_t *lat = malloc(o->stream * sizeof(uint64_t)), calls[9];
+	char *r = reserve(2 * PURGE_DEFAULT_BATCH * page, PROT_READ | PROT_WRITE);
+
+	for (int i = 0; i < 9; i++)
+		calls[i] = raw_call(r, PURGE_DEFAULT_BATCH);
+	munmap(r, 2 * PURGE_DEFAULT_BATCH * page);
+	uint64_t call = (uint64_t)pct(calls, 9, 0.5);
+	printf("\nsingle purge_enqueue latency, ns: capacity %u, batch %u, %u enqueues of "
+	       "resident scattered pages\n",
+	       o->capacity, PURGE_DEFAULT_BATCH, o->stream);
+	printf("one raw process_madvise of %u pages: median %llu ns (of 9)\n", PURGE_DEFAULT_BATCH,
+	       (unsigned long long)call);
+	printf("%-22s %10s %10s %10s %8s\n", "mode", "p50", "p99", "max", "max/call");
+	latency(o, 0, lat);
+	latency_row("whole flush (default)", lat, o->stream, call);
+	latency(o, PURGE_INCREMENTAL, lat);
+	latency_row("PURGE_INCREMENTAL", lat, o->stream, call);
+	free(lat);
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
+	       "[--stream S]\n"
+	       "  --n        pending pages (default 1024,65536)\n"
+	       "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
+	       "  --ops      calls per timed batch (default 4096, at most n/8)\n"
+	       "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
+	       "  --capacity queue capacity for --latency (default 8192)\n"
+	       "  --stream   enqueues timed for --latency (default 65536)\n",
+	       prog);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"n", 1, 0, 'n'},        {"repeat", 1, 0, 'r'},
+	    {"ops", 1, 0, 'o'},      {"latency", 0, 0, 'l'},
+	    {"capacity", 1, 0, 'c'}, {"stream", 1, 0, 's'},
+	    {"help", 0, 0, 'h'},     {0, 0, 0, 0},
+	};
+	*o = (struct opts){{1024, 65536}, 2, 7, 4096, 8192, 65536, false};
+	for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+		char *s = optarg, *end;
+		switch (c) {
+		case 'n':
+			for (o->nsizes = 0; s && *s && o->nsizes < MAX_SIZES;
+			     s = *end ? end + 1 : end)
+				o->sizes[o->nsizes++] = strtoul(s, &end, 10);
+			break;
+		case 'r':
+			o->repeat = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 'o':
+			o->ops = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 'l':
+			o->latency = true;
+			break;
+		case 'c':
+			o->capacity = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 's':
+			o->stream = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 'h':
+			usage(argv[0]);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] < 2 || o->sizes[i] > PURGE_CAPACITY_MAX - 64)
+			return -1;
+	return optind == argc && o->repeat && o->ops && o->capacity && o->stream ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	if (parse(argc, argv, &o)) {
+		usage(argv[0]);
+		return 2;
+	}
+	printf("queue-bench: libpurge %d, backend %s, %ld CPUs, page %zu\n", purge_version(),
+	       purge_backend(0) == PURGE_BACKEND_VECTORED ? "vectored" : "loop",
+	       sysconf(_SC_NPROCESSORS_ONLN), page);
+	printf("%-12s %9s %9s %9s %9s   (ns per call; median, p10, p90 of %u queues)\n", "call",
+	       "pending", "median", "p10", "p90", o.repeat);
+	for (size_t i = 0; i < o.nsizes; i++)
+		measure(o.sizes[i], &o);
+	if (o.latency)
+		measure_latency(&o);
+	return 0;
+}
