@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "trace.h"
 
 /* Highest user address + 1 where the ABI fixes it; elsewhere the kernel's
  * EFAULT on such a range is handled by flush.c. */
@@ -159,6 +160,7 @@ int purge_cancel(purge_queue *q, void *addr, size_t len)
 		purge__drain_room(q, SPARE);
 	purge__store_cancel(&q->s, s, e, &cut);
 	purge__books_cancelled(q, &cut);
+	PURGE_TRACE4(cancel, q, s, e - s, cut.bytes);
 	if (q->s.novl > PURGE_OVL_MAX)
 		purge__drain_ovl(q);
 	return leave(q, cut.bytes != 0);

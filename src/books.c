@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "internal.h"
+#include "trace.h"
 
 /* `done`: pending ranges whose last bytes these were. */
 void purge__books_purged(purge_queue *q, size_t bytes, size_t done)
@@ -34,6 +35,7 @@ void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool d
 	q->st.failed_bytes += len;
 	q->st.pending_bytes -= len;
 	q->st.pending_ranges -= done;
+	PURGE_TRACE4(fail, q, addr, len, err);
 	if (!q->set.on_failure)
 		return;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trace.h"
 
 enum { OVER_COUNT = 1, OVER_BYTES = 2, OVER_AGE = 4 };
 
@@ -37,12 +38,17 @@ static void overlaps_last(struct purge__kv *a, struct purge__kv *tmp, size_t n)
 /* Settle sel[0..n): returns the on_failure reports it made. */
 static int run(purge_queue *q, size_t n)
 {
-	uint64_t failed = q->st.failed_ranges;
+	const struct purge_stats was = q->st;
 
+	PURGE_TRACE3(flush_start, q, n, q->st.pending_bytes);
 	purge__sort(q->sel, q->tmp, n);
 	overlaps_last(q->sel, q->tmp, n);
 	purge__flush_run(q, q->sel, n);
-	failed = q->st.failed_ranges - failed;
+	uint64_t failed = q->st.failed_ranges - was.failed_ranges;
+	PURGE_TRACE5(flush_done, q, n,
+	             q->st.purged_bytes + q->st.failed_bytes - was.purged_bytes - was.failed_bytes,
+	             q->st.pmadv_calls + q->st.madv_calls - was.pmadv_calls - was.madv_calls,
+	             failed);
 	return failed > INT_MAX ? INT_MAX : (int)failed;
 }
 

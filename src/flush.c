@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "internal.h"
+#include "trace.h"
 
 struct run {
 	purge_queue *q;
@@ -32,6 +33,17 @@ struct run {
 
 /* ---- system calls, timed and counted ------------------------------------ */
 
+#ifdef PURGE_HAVE_SDT
+static size_t iov_bytes(const struct iovec *iov, size_t k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < k; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+#endif
+
 static ssize_t call_pmadv(struct run *r, const struct iovec *iov, size_t k)
 {
 	const struct purge__backend *be = r->q->be;
@@ -39,6 +51,7 @@ static ssize_t call_pmadv(struct run *r, const struct iovec *iov, size_t k)
 	ssize_t ret = be->pmadv(be->ctx, iov, k, r->q->set.advice);
 
 	purge__books_call(r->q, k, purge__now(r->q, false) - t0);
+	PURGE_TRACE4(pmadv, r->q, k, iov_bytes(iov, k), ret);
 	return ret;
 }
 
@@ -49,6 +62,7 @@ static int call_madv(struct run *r, const struct iovec *v)
 	int ret = be->madv(be->ctx, v->iov_base, v->iov_len, r->q->set.advice);
 
 	purge__books_call(r->q, 0, purge__now(r->q, false) - t0);
+	PURGE_TRACE4(madv, r->q, v->iov_base, v->iov_len, ret);
 	return ret;
 }
 
@@ -169,6 +183,7 @@ static void refuse(struct run *r, int err)
 	purge_queue *q = r->q;
 
 	q->be->demote(q->be->ctx, q->set.advice);
+	PURGE_TRACE3(demote, q, q->set.advice, err);
 	if (q->set.mode == PURGE_MODE_VECTORED) {
 		r->refused = err;
 		return;

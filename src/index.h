@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(hidden) /* internal, as in internal.h */
+
 #define PURGE_IDX_K 31 /* keys per node: 2^5 - 1, see upper() in index.c */
 
 #define PURGE_IDX_NONE UINTPTR_MAX
@@ -92,5 +94,7 @@ static inline uint32_t purge__idx_val(const struct purge__index *x, const struct
 {
 	return x->node[p->leaf].val[p->i];
 }
+
+#pragma GCC visibility pop
 
 #endif

@@ -21,15 +21,19 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "index.h"
 #include "purge.h"
+
+/* Everything declared from here on is internal: hidden from the dynamic
+ * symbol table even where the sources are vendored into another shared
+ * object or libpurge.a is linked into one. */
+#pragma GCC visibility push(hidden)
+
+#include "index.h"
 
 /* 5.18+; glibc 2.36 has it, older C libraries may not */
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24
 #endif
-
-#define PURGE_HIDDEN __attribute__((visibility("hidden")))
 
 /* What the library needs from a kernel.  The memory calls return 0/bytes
  * or a negative errno and leave errno alone. */
@@ -50,7 +54,7 @@ struct purge__backend {
 	void *ctx;
 };
 
-extern const struct purge__backend purge__sys_backend PURGE_HIDDEN;
+extern const struct purge__backend purge__sys_backend;
 
 /* Settings after defaults, environment and validation (config.c). */
 struct purge__settings {
@@ -147,17 +151,16 @@ struct purge_queue {
 };
 
 /* config.c */
-int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg) PURGE_HIDDEN;
-int purge__env_mode(void) PURGE_HIDDEN;
-size_t purge__max_rw_count(size_t page) PURGE_HIDDEN;
-bool purge__advice_supported(int advice) PURGE_HIDDEN;
-bool purge__advice_zeroes(int advice) PURGE_HIDDEN;
+int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg);
+int purge__env_mode(void);
+size_t purge__max_rw_count(size_t page);
+bool purge__advice_supported(int advice);
+bool purge__advice_zeroes(int advice);
 
 /* setup.c: storage layout, validation, probe, lock */
-size_t purge__pool_pieces(unsigned capacity) PURGE_HIDDEN;
+size_t purge__pool_pieces(unsigned capacity);
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-                              const struct purge_config *cfg,
-                              const struct purge__backend *be) PURGE_HIDDEN;
+                              const struct purge_config *cfg, const struct purge__backend *be);
 
 static inline void purge__lock(const purge_queue *q)
 {
@@ -171,7 +174,7 @@ static inline void purge__unlock(const purge_queue *q)
 		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
 }
 
-uint64_t purge__clock_ns(bool coarse) PURGE_HIDDEN;
+uint64_t purge__clock_ns(bool coarse);
 
 static inline uint64_t purge__now(const purge_queue *q, bool coarse)
 {
@@ -179,18 +182,17 @@ static inline uint64_t purge__now(const purge_queue *q, bool coarse)
 }
 
 /* sort.c */
-void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n) PURGE_HIDDEN;
+void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n);
 
 /* queue.c: the pending store; bookkeeping only, no system call */
 void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, void *ring,
                        uint64_t rsize, void *late, void *ovl, void *nodes, uint32_t nnodes,
-                       struct purge__kv *scratch) PURGE_HIDDEN;
+                       struct purge__kv *scratch);
 static inline uint32_t purge__store_room(const struct purge__store *s)
 {
 	return s->npieces - s->live;
 }
-void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
-                      uint64_t stamp) PURGE_HIDDEN;
+void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t stamp);
 
 struct purge__cut {
 	size_t bytes;   /* pending bytes removed */
@@ -199,43 +201,45 @@ struct purge__cut {
 };
 /* Needs purge__store_room() >= 2. */
 void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
-                         struct purge__cut *out) PURGE_HIDDEN;
-uint64_t purge__store_oldest(const struct purge__store *s) PURGE_HIDDEN;
+                         struct purge__cut *out);
+uint64_t purge__store_oldest(const struct purge__store *s);
 /* Moves pending pieces into sel (unsorted) and out of the store: the oldest
  * first, at most max of them, while their stamp is <= max_stamp and the
  * bytes taken so far are < max_bytes.  Returns the count. */
 size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, size_t max,
-                                uint64_t max_stamp, uint64_t max_bytes) PURGE_HIDDEN;
-size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel) PURGE_HIDDEN;
-size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel) PURGE_HIDDEN;
+                                uint64_t max_stamp, uint64_t max_bytes);
+size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel);
+size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel);
 
 /* flush.c: settle sel[0..n) (sorted): batching, coalescing, error
  * attribution.  Talks to the kernel through q->be only. */
-void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n) PURGE_HIDDEN;
+void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n);
 
 /* books.h and books.c: the only writers of q->st.  Every function keeps
  *   enqueued = purged + cancelled + failed + pending. */
-void purge__books_purged(purge_queue *q, size_t bytes, size_t done) PURGE_HIDDEN;
-void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done) PURGE_HIDDEN;
-uint64_t purge__books_flush_begin(purge_queue *q, bool automatic) PURGE_HIDDEN;
-void purge__books_flush_end(purge_queue *q, uint64_t t0) PURGE_HIDDEN;
-void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns) PURGE_HIDDEN;
-void purge__books_short(purge_queue *q) PURGE_HIDDEN;
-void purge__books_fallback(purge_queue *q) PURGE_HIDDEN;
-void purge__books_merged(purge_queue *q, size_t ranges) PURGE_HIDDEN;
+void purge__books_purged(purge_queue *q, size_t bytes, size_t done);
+void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done);
+uint64_t purge__books_flush_begin(purge_queue *q, bool automatic);
+void purge__books_flush_end(purge_queue *q, uint64_t t0);
+void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns);
+void purge__books_short(purge_queue *q);
+void purge__books_fallback(purge_queue *q);
+void purge__books_merged(purge_queue *q, size_t ranges);
 
 /* drain.c: what to settle and when; returns on_failure reports made */
-int purge__drain_all(purge_queue *q, bool automatic) PURGE_HIDDEN;
-int purge__drain_older(purge_queue *q, uint64_t age_ns) PURGE_HIDDEN;
-int purge__drain_to(purge_queue *q, size_t keep_bytes) PURGE_HIDDEN;
-int purge__drain_room(purge_queue *q, uint32_t need) PURGE_HIDDEN;
-int purge__drain_auto(purge_queue *q, uint64_t now) PURGE_HIDDEN;
-int purge__drain_ovl(purge_queue *q) PURGE_HIDDEN;
+int purge__drain_all(purge_queue *q, bool automatic);
+int purge__drain_older(purge_queue *q, uint64_t age_ns);
+int purge__drain_to(purge_queue *q, size_t keep_bytes);
+int purge__drain_room(purge_queue *q, uint32_t need);
+int purge__drain_auto(purge_queue *q, uint64_t now);
+int purge__drain_ovl(purge_queue *q);
 
 #include "books.h"
 
 /* sys.c */
-int purge__probe(int advice) PURGE_HIDDEN;
-int purge__probe_peek(int advice) PURGE_HIDDEN;
+int purge__probe(int advice);
+int purge__probe_peek(int advice);
+
+#pragma GCC visibility pop
 
 #endif /* PURGE_INTERNAL_H */
