@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "common.h"
@@ -429,4 +430,100 @@ Test(kernel, hugetlb_sub_page_range_is_a_silent_no_op)
 	cr_assert_eq(purge_flush(q), 0);
 	cr_assert_eq(h[0], 0x5a, "the kernel left the huge page alone");
 	munmap(h, huge);
+}
+
+/* One bad page among ten adjacent pages enqueued one by one, which
+ * coalescing merges into one iovec: only the bad page is reported, every
+ * good page is purged, wherever the bad one sits and on every path.  The
+ * bad page is mlocked (DONTNEED: EINVAL), shared (FREE: EINVAL) or sealed
+ * (DONTNEED: EPERM, Linux 6.10+). */
+enum bad_kind { BAD_MLOCK, BAD_SHARED, BAD_SEALED };
+
+static bool make_bad(char *p, enum bad_kind kind)
+{
+	if (kind == BAD_MLOCK)
+		return raw_mlock(p, PAGE) == 0;
+	if (kind == BAD_SHARED)
+		return mmap(p, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED,
+		            -1, 0) == p &&
+		       (memset(p, pattern_of(0), PAGE), true);
+	return mprotect(p, PAGE, PROT_READ) == 0 && syscall(SYS_mseal, p, PAGE, 0) == 0;
+}
+
+static void merged_bad(int mode, enum bad_kind kind, size_t where)
+{
+	const size_t n = 10;
+	int advice = kind == BAD_SHARED ? MADV_FREE : MADV_DONTNEED;
+	char *r = map_region(n);
+	purge_queue *q = mkq(mode, advice, 0);
+
+	fill_region(r, n);
+	if (!make_bad(r + where * PAGE, kind))
+		cr_skip_test("cannot make a %s page here: %s",
+		             kind == BAD_SEALED ? "sealed (mseal, 6.10+)" : "bad", strerror(errno));
+	unsigned char want = (unsigned char)r[where * PAGE];
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(purge_enqueue(q, r + i * PAGE, PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1, "mode %d kind %d bad page %zu", mode, kind, where);
+	cr_assert_eq(fails.f[0].addr, r + where * PAGE);
+	cr_assert_eq(fails.f[0].len, PAGE);
+	cr_assert_eq(fails.f[0].err, kind == BAD_SEALED ? -EPERM : -EINVAL);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.purged_bytes, (n - 1) * PAGE);
+	cr_assert_eq(st.failed_bytes, PAGE);
+	cr_assert(page_all(r + where * PAGE, want), "the bad page keeps its bytes");
+	for (size_t i = 0; i < n && advice == MADV_DONTNEED; i++)
+		if (i != where)
+			expect_page(r, i, true);
+	assert_identity(q);
+	purge_queue_destroy(q);
+	if (kind == BAD_MLOCK)
+		raw_munlock(r + where * PAGE, PAGE);
+}
+
+static void merged_bad_everywhere(enum bad_kind kind)
+{
+	const int modes[] = {PURGE_MODE_AUTO, PURGE_MODE_VECTORED, PURGE_MODE_LOOP};
+	const size_t where[] = {0, 4, 9};
+
+	for (size_t m = 0; m < 3; m++) {
+		if (modes[m] == PURGE_MODE_VECTORED && !vectored_here())
+			continue; /* mkq would skip the whole test */
+		for (size_t w = 0; w < 3; w++)
+			merged_bad(modes[m], kind, where[w]);
+	}
+}
+
+Test(kernel, merged_neighbours_of_an_mlocked_page_are_purged)
+{
+	merged_bad_everywhere(BAD_MLOCK);
+}
+
+Test(kernel, merged_neighbours_of_a_shared_page_are_freed)
+{
+	merged_bad_everywhere(BAD_SHARED);
+}
+
+Test(kernel, merged_neighbours_of_a_sealed_page_are_purged)
+{
+	merged_bad_everywhere(BAD_SEALED);
+}
+
+/* A probe must conclude only from an answer about the call: under
+ * mlockall(MCL_FUTURE) its scratch page used to be locked, DONTNEED said
+ * EINVAL, and the process stayed on the loop even after munlockall(). */
+Test(kernel, probe_under_mlockall_stays_vectored)
+{
+	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+	if (syscall(SYS_mlockall, MCL_CURRENT | MCL_FUTURE) != 0)
+		cr_skip_test("mlockall: %s (needs CAP_IPC_LOCK or a large RLIMIT_MEMLOCK)",
+		             strerror(errno));
+	int under = purge_backend(MADV_DONTNEED);
+	syscall(SYS_munlockall);
+	if (under == PURGE_BACKEND_LOOP && purge_backend(MADV_FREE) == PURGE_BACKEND_LOOP)
+		cr_skip_test("process_madvise(PIDFD_SELF) not usable here at all");
+	cr_assert_eq(under, PURGE_BACKEND_VECTORED, "the probe blamed the call for its page");
+	cr_assert_eq(purge_backend(MADV_DONTNEED), PURGE_BACKEND_VECTORED);
 }
