@@ -53,6 +53,7 @@ static ssize_t fake_pmadv(void *ctx, const struct iovec *iov, size_t n, int advi
 
 	(void)advice;
 	fk->max_vlen = n > fk->max_vlen ? n : fk->max_vlen;
+	fk->now += fk->call_ns;
 	if (fk->pmadv_calls++ >= fk->refuse_after && fk->refuse)
 		return fk->refuse;
 	if (n > 1024)
@@ -81,6 +82,7 @@ static int fake_madv(void *ctx, void *addr, size_t len, int advice)
 	if (addr == NULL && len == 0)
 		return (fk->unknown_advice_mask >> advice) & 1 ? -EINVAL : 0;
 	fk->madv_calls++;
+	fk->now += fk->call_ns;
 	struct iovec v = {addr, len};
 	if (bad_iovec(fk, &v))
 		return -EINVAL;

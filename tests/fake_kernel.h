@@ -26,7 +26,8 @@ struct fake_kernel {
 	/* process_madvise behaviour */
 	int path;     /* what the probe says: PURGE_BACKEND_* */
 	bool probed;  /* path(probe = false) answers 0 until a probe ran */
-	uint64_t now; /* the clock, ns: coarse and fine alike */
+	uint64_t now;     /* the clock, ns: coarse and fine alike */
+	uint64_t call_ns; /* each system call moves the clock this much */
 	int refuse;   /* negative errno for every call once calls >= refuse_after */
 	unsigned refuse_after;
 	bool madv_refuses_too;        /* EPERM on madvise as well (sealed) */

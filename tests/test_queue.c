@@ -373,3 +373,223 @@ Test(queue, stats_of_null)
 	cr_assert_eq(purge_queue_destroy(NULL), -EINVAL);
 	cr_assert_eq(purge_flush(NULL), -EINVAL);
 }
+
+/* ---- age: partial flushes, oldest first ---------------------------------- */
+
+#define MS (1000 * 1000ull)
+
+/* Ranges 0..n-1 at pages 10*i, 2 pages each, enqueued 100 ms apart. */
+static purge_queue *aged(struct purge_config *cfg, size_t n)
+{
+	purge_queue *q = mkq(cfg);
+
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(purge_enqueue(q, (void *)pg(10 * i), 2 * PAGE), 0);
+		fk.now += 100 * MS;
+	}
+	return q;
+}
+
+static bool settled(size_t i)
+{
+	return fake_range_purged(&fk, pg(10 * i), 2 * PAGE, 1);
+}
+
+Test(queue, flush_older_settles_exactly_the_old_ranges)
+{
+	uint64_t t0 = fk.now;
+	purge_queue *q = aged(NULL, 5); /* stamps t0 .. t0 + 400 ms; now t0 + 500 ms */
+
+	cr_assert_eq(purge_oldest_ns(q), t0);
+	cr_assert_eq(purge_flush_older(q, 300 * MS), 0);
+	for (size_t i = 0; i < 5; i++)
+		cr_assert_eq(settled(i), i <= 2, "range %zu (age %zu ms)", i, 500 - 100 * i);
+	cr_assert_eq(purge_oldest_ns(q), t0 + 300 * MS);
+	cr_assert_eq(stats_of(q).flushes, 1);
+	cr_assert_eq(purge_flush_older(q, 300 * MS), 0, "nothing that old is left");
+	cr_assert_eq(stats_of(q).flushes, 1, "an empty selection is no flush");
+	cr_assert_eq(purge_flush_older(q, fk.now + 1), 0, "older than the clock");
+	cr_assert_eq(purge_flush_older(q, 0), 0, "0: everything");
+	cr_assert(settled(3) && settled(4));
+	cr_assert_eq(purge_oldest_ns(q), 0);
+	assert_identity(q);
+}
+
+Test(queue, flush_to_keeps_the_youngest_bytes)
+{
+	purge_queue *q = aged(NULL, 5); /* 10 pages pending */
+
+	cr_assert_eq(purge_flush_to(q, 5 * PAGE), 0);
+	cr_assert_eq(stats_of(q).pending_bytes, 4 * PAGE, "oldest first until <= 5 pages");
+	for (size_t i = 0; i < 5; i++)
+		cr_assert_eq(settled(i), i <= 2, "range %zu", i);
+	cr_assert_eq(purge_flush_to(q, 4 * PAGE), 0);
+	cr_assert_eq(stats_of(q).flushes, 1, "already at the limit: no flush");
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	cr_assert_eq(stats_of(q).pending_bytes, 0);
+	assert_identity(q);
+}
+
+/* A range's age is its oldest enqueued part's: the part a cancel splits
+ * off keeps it, and of equal ages the split part goes last. */
+Test(queue, split_parts_keep_their_age)
+{
+	purge_queue *q = mkq(NULL);
+	uint64_t t0 = fk.now;
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0);
+	fk.now += 100 * MS;
+	cr_assert_eq(purge_enqueue(q, (void *)pg(20), PAGE), 0);
+	fk.now += 100 * MS;
+	cr_assert_eq(purge_cancel(q, (void *)pg(4), 2 * PAGE), 1);
+	cr_assert_eq(stats_of(q).pending_ranges, 3);
+	cr_assert_eq(purge_oldest_ns(q), t0);
+	cr_assert_eq(purge_flush_to(q, 5 * PAGE), 0, "[0,4) alone leaves 5 pages");
+	cr_assert(fake_range_purged(&fk, pg(0), 4 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(6), 4 * PAGE, 0), "the split part goes after");
+	cr_assert_eq(purge_oldest_ns(q), t0, "the split part is as old");
+	cr_assert_eq(purge_flush_older(q, 150 * MS), 0);
+	cr_assert(fake_range_purged(&fk, pg(6), 4 * PAGE, 1));
+	cr_assert_eq(fake_purged(&fk, pg(20)), 0);
+	cr_assert(fake_range_purged(&fk, pg(4), 2 * PAGE, 0));
+	assert_identity(q);
+}
+
+/* PURGE_INCREMENTAL: the enqueue that fills the queue settles the oldest
+ * `batch` ranges, one call, not the queue. */
+Test(queue, incremental_settles_the_oldest_batch)
+{
+	struct purge_config cfg = {.capacity = 8, .batch = 3, .flags = PURGE_INCREMENTAL};
+	purge_queue *q = aged(&cfg, 8);
+	struct purge_stats st = stats_of(q);
+
+	cr_assert_eq(st.auto_flushes, 1);
+	cr_assert_eq(st.pending_ranges, 5);
+	cr_assert_eq(fk.pmadv_calls, 1, "one call");
+	for (size_t i = 0; i < 8; i++)
+		cr_assert_eq(settled(i), i < 3, "range %zu", i);
+	assert_identity(q);
+	/* without the flag: the whole queue */
+	teardown();
+	setup();
+	struct purge_config whole = {.capacity = 8, .batch = 3};
+	q = aged(&whole, 8);
+	cr_assert_eq(stats_of(q).pending_ranges, 0);
+	cr_assert_eq(fk.pmadv_calls, 3);
+}
+
+/* ... until it is back under every threshold it crossed: bytes here, so
+ * several rounds. */
+Test(queue, incremental_rounds_until_under_the_bytes)
+{
+	struct purge_config cfg = {
+	    .batch = 1, .max_pending_bytes = 6 * PAGE, .flags = PURGE_INCREMENTAL};
+	purge_queue *q = aged(&cfg, 3); /* 6 pages: at the limit */
+
+	cr_assert_eq(stats_of(q).auto_flushes, 0);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(100), 5 * PAGE), 0); /* 11 pages */
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.auto_flushes, 1, "one flush, in rounds");
+	cr_assert_eq(fk.pmadv_calls, 3, "three oldest ranges, a call each: 11 -> 5 pages");
+	cr_assert_eq(st.pending_bytes, 5 * PAGE);
+	cr_assert_eq(fake_purged(&fk, pg(100)), 0, "the new range is not the oldest");
+	assert_identity(q);
+}
+
+Test(queue, incremental_settles_what_aged)
+{
+	struct purge_config cfg = {
+	    .batch = 2, .max_delay_ns = 250 * MS, .flags = PURGE_INCREMENTAL};
+	purge_queue *q = aged(&cfg, 3); /* ages 300, 200, 100 ms: range 0 is due */
+
+	cr_assert_eq(stats_of(q).auto_flushes, 0, "checked on enqueue only");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(100), PAGE), 0);
+	cr_assert(settled(0) && settled(1), "one round of 2: the oldest");
+	cr_assert(!settled(2), "100 ms old: under the threshold, kept");
+	cr_assert_eq(fake_purged(&fk, pg(100)), 0);
+	cr_assert_eq(stats_of(q).pending_ranges, 2);
+}
+
+/* Equal ages settle in enqueue order. */
+Test(queue, equal_ages_settle_in_enqueue_order)
+{
+	purge_queue *q = mkq(NULL);
+
+	for (size_t i = 0; i < 6; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(100 - 10 * i), PAGE), 0);
+	cr_assert_eq(purge_flush_to(q, 3 * PAGE), 0);
+	for (size_t i = 0; i < 6; i++)
+		cr_assert_eq(fake_purged(&fk, pg(100 - 10 * i)), i < 3, "range %zu", i);
+}
+
+/* ---- stats: latency, call sizes, the printer ----------------------------- */
+
+Test(queue, stats_time_flushes_and_calls)
+{
+	struct purge_config cfg = {.batch = 4};
+	purge_queue *q = mkq(&cfg);
+
+	fk.call_ns = 1000;
+	for (size_t i = 0; i < 9; i++) /* calls of 4, 4 and 1 iovecs */
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	fk.call_ns = 5000;
+	cr_assert_eq(purge_enqueue(q, (void *)pg(100), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.flush_ns, 3 * 1000 + 5000);
+	cr_assert_eq(st.flush_max_ns, 5000);
+	cr_assert_eq(st.call_max_ns, 5000);
+	cr_assert_eq(st.call_iovecs, 10);
+	cr_assert_eq(st.calls_by_iovecs[0], 2, "1 iovec");
+	cr_assert_eq(st.calls_by_iovecs[1], 2, "2-7 iovecs");
+	for (int b = 2; b < PURGE_STATS_IOV_BUCKETS; b++)
+		cr_assert_eq(st.calls_by_iovecs[b], 0);
+}
+
+/* Another queue's demotion shows in this queue's stats at once. */
+Test(queue, stats_backend_follows_a_demotion)
+{
+	purge_queue *a = mkq(NULL), *b = mkq(NULL);
+
+	cr_assert_eq(stats_of(a).backend, PURGE_BACKEND_VECTORED);
+	fk.refuse = -ENOSYS;
+	cr_assert_eq(purge_enqueue(b, (void *)pg(0), PAGE), 0);
+	cr_assert_eq(purge_flush(b), 0);
+	cr_assert_eq(stats_of(b).backend, PURGE_BACKEND_LOOP);
+	cr_assert_eq(stats_of(a).backend, PURGE_BACKEND_LOOP, "a has not flushed since");
+}
+
+Test(queue, stats_format_text_and_json)
+{
+	purge_queue *q = mkq(NULL);
+	char buf[4096], small[16];
+
+	fake_fail_page(&fk, pg(2), -ENOMEM);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 1);
+	struct purge_stats st = stats_of(q);
+	int n = purge_stats_format(&st, buf, sizeof(buf), 0);
+	cr_assert_gt(n, 0);
+	cr_assert_eq((size_t)n, strlen(buf));
+	cr_assert_not_null(strstr(buf, "enqueued_ranges 3\n"));
+	cr_assert_not_null(strstr(buf, "failed_bytes 4096\n"));
+	cr_assert_not_null(strstr(buf, "backend vectored\n"));
+	cr_assert_not_null(strstr(buf, "calls_by_iovecs 1:1 2-7:1 "), "%s", buf);
+	int j = purge_stats_format(&st, buf, sizeof(buf), PURGE_FORMAT_JSON);
+	cr_assert_eq((size_t)j, strlen(buf));
+	cr_assert_eq(buf[0], '{');
+	cr_assert_eq(buf[j - 2], '}');
+	cr_assert_not_null(strstr(buf, "\"purged_bytes\":8192,"));
+	cr_assert_not_null(strstr(buf, "\"zeroed\":true"));
+	cr_assert_not_null(strstr(buf, "\"calls_by_iovecs\":{\"1\":1,\"2-7\":1,"));
+	/* snprintf style: the length needed, cut and terminated */
+	cr_assert_eq(purge_stats_format(&st, small, sizeof(small), 0), n);
+	cr_assert_eq(strlen(small), sizeof(small) - 1);
+	cr_assert_eq(strncmp(small, "enqueued_ranges", 15), 0);
+	cr_assert_eq(purge_stats_format(&st, NULL, 0, 0), n);
+	cr_assert_eq(purge_stats_format(NULL, buf, sizeof(buf), 0), -EINVAL);
+	cr_assert_eq(purge_stats_format(&st, NULL, 5, 0), -EINVAL);
+	cr_assert_eq(purge_stats_format(&st, buf, sizeof(buf), 1u << 5), -EINVAL);
+}
