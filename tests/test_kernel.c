@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "common.h"
+#include "internal.h"
 #include "mem.h"
 
 static struct failures fails;
@@ -525,5 +526,6 @@ Test(kernel, probe_under_mlockall_stays_vectored)
 	if (under == PURGE_BACKEND_LOOP && purge_backend(MADV_FREE) == PURGE_BACKEND_LOOP)
 		cr_skip_test("process_madvise(PIDFD_SELF) not usable here at all");
 	cr_assert_eq(under, PURGE_BACKEND_VECTORED, "the probe blamed the call for its page");
+	cr_assert_eq(purge__probe_peek(MADV_DONTNEED), PURGE_BACKEND_VECTORED, "and remembers it");
 	cr_assert_eq(purge_backend(MADV_DONTNEED), PURGE_BACKEND_VECTORED);
 }

@@ -5,6 +5,7 @@
  * kernel so that what gets purged is known exactly.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -248,8 +249,15 @@ Test(queue, config_validation)
 {
 	int ret;
 	struct purge_config bad[] = {
-	    {.advice = MADV_WILLNEED}, {.advice = -1}, {.batch = 1025}, {.mode = 3}, {.mode = -1},
+	    {.advice = MADV_WILLNEED},
+	    {.advice = -1},
+	    {.batch = 1025},
+	    {.mode = 3},
+	    {.mode = -1},
 	    {.flags = 1u << 7},
+	    {.capacity = PURGE_CAPACITY_MAX + 1},
+	    {.reserved32 = 1},
+	    {.reserved = {0, 0, 0, 0, 0, 0, 1}},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		mkq_ret(&bad[i], &ret);
@@ -592,4 +600,55 @@ Test(queue, stats_format_text_and_json)
 	cr_assert_eq(purge_stats_format(NULL, buf, sizeof(buf), 0), -EINVAL);
 	cr_assert_eq(purge_stats_format(&st, NULL, 5, 0), -EINVAL);
 	cr_assert_eq(purge_stats_format(&st, buf, sizeof(buf), 1u << 5), -EINVAL);
+}
+
+/* ---- thread cancellation inside on_failure ------------------------------- */
+
+static pthread_barrier_t cancel_bar;
+
+static void cancel_point(void *arg, void *addr, size_t len, int err)
+{
+	(void)arg, (void)addr, (void)len, (void)err;
+	pthread_testcancel(); /* a cancellation point inside the callback */
+}
+
+static void *flush_then_exit(void *arg)
+{
+	purge_queue *q = arg;
+
+	pthread_barrier_wait(&cancel_bar); /* cancelled by now */
+	purge_flush(q);
+	pthread_testcancel();
+	return NULL;
+}
+
+/* Cancellation is held off while on_failure runs: the flush finishes, the
+ * queue is not left busy (or locked), the thread goes at its next
+ * cancellation point. */
+Test(queue, cancellation_waits_for_the_callback)
+{
+	for (int locked = 0; locked < 2; locked++) {
+		struct purge_config cfg = {.flags = locked ? PURGE_LOCKED : 0};
+		size_t bytes = purge_queue_bytes(0);
+		void *mem = test_alloc(bytes);
+		purge_queue *q;
+		pthread_t t;
+		void *res;
+		cfg.on_failure = cancel_point;
+		cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, &cfg, &fk.be), 0);
+		fake_fail_page(&fk, pg(0), -ENOMEM);
+		for (size_t i = 0; i < 4; i++)
+			cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+		pthread_barrier_init(&cancel_bar, NULL, 2);
+		cr_assert_eq(pthread_create(&t, NULL, flush_then_exit, q), 0);
+		cr_assert_eq(pthread_cancel(t), 0);
+		pthread_barrier_wait(&cancel_bar);
+		cr_assert_eq(pthread_join(t, &res), 0);
+		cr_assert_eq(res, PTHREAD_CANCELED);
+		pthread_barrier_destroy(&cancel_bar);
+		cr_assert_eq(stats_of(q).pending_ranges, 0, "the flush finished");
+		cr_assert_eq(purge_enqueue(q, (void *)pg(20), PAGE), 0, "not left busy");
+		assert_identity(q);
+		fake_fail_page(&fk, pg(0), 0);
+	}
 }

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "common.h"
+#include "internal.h"
 #include "mem.h"
 
 #ifdef HAVE_SECCOMP
@@ -59,6 +60,8 @@ static void blocked_from_start(int err)
 	fill_region(r, N);
 	block_process_madvise(err);
 	cr_assert_eq(purge_backend(MADV_DONTNEED), PURGE_BACKEND_LOOP);
+	cr_assert_eq(purge__probe_peek(MADV_DONTNEED), PURGE_BACKEND_LOOP,
+	             "a refusal of the call is remembered, not probed again at every flush");
 	cr_assert_eq(purge_queue_create(&q, NULL), 0);
 	enqueue_every_other(q, r, 0, N);
 	cr_assert_eq(purge_flush(q), 0);
