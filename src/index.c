@@ -24,15 +24,6 @@ size_t purge__idx_nodes(size_t entries)
 	return entries / 12 + 24;
 }
 
-static uint32_t nodes_free(const struct purge__index *x)
-{
-	uint32_t n = x->cap - x->bump;
-
-	for (uint32_t f = x->free; f; f = x->node[f].next)
-		n++;
-	return n;
-}
-
 /* Sets nd->n to n <= old and marks the slots it gave up unused. */
 static void shrink(node *nd, uint32_t old, uint32_t n)
 {
@@ -51,6 +42,7 @@ static uint32_t node_new(struct purge__index *x, uint32_t leaf)
 		id = x->bump++;
 	else
 		return 0;
+	x->used++;
 	node *nd = &x->node[id];
 
 	*nd = (node){.leaf = leaf};
@@ -62,6 +54,7 @@ static void node_free(struct purge__index *x, uint32_t id)
 {
 	x->node[id].next = x->free;
 	x->free = id;
+	x->used--;
 }
 
 void purge__idx_init(struct purge__index *x, struct purge__node *mem, uint32_t cap)
@@ -75,6 +68,7 @@ void purge__idx_clear(struct purge__index *x)
 {
 	x->bump = 1;
 	x->free = 0;
+	x->used = 0;
 	x->root = 0;
 	x->count = 0;
 }
@@ -241,13 +235,33 @@ static void grow_up(struct purge__index *x, const path_t *pa, uintptr_t sep, uin
 	x->root = root;
 }
 
-int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
+/* The values next to position i of a leaf: below (the previous leaf's last
+ * when i == 0) and at i (the next leaf's first when i == n). */
+static void neighbours(const struct purge__index *x, uint32_t leaf, uint32_t i, uint32_t *below,
+                       uint32_t *above)
+{
+	const node *nd = &x->node[leaf];
+	const node *prev = nd->prev ? &x->node[nd->prev] : NULL;
+	const node *next = nd->next ? &x->node[nd->next] : NULL;
+
+	*below = i ? nd->val[i - 1] : prev ? prev->val[prev->n - 1] : PURGE_IDX_NOVAL;
+	*above = i < nd->n ? nd->val[i] : next ? next->val[0] : PURGE_IDX_NOVAL;
+}
+
+int purge__idx_insert_unless(struct purge__index *x, uintptr_t key, uint32_t val,
+                             bool (*clash)(void *ctx, uint32_t below, uint32_t above), void *ctx)
 {
 	path_t pa;
+	uint32_t below, above;
 
 	if (!x->root && !(x->root = node_new(x, 1)))
 		return -ENOSPC;
 	uint32_t leaf = descend(x, key, &pa), i = upper(&x->node[leaf], key);
+	if (clash) {
+		neighbours(x, leaf, i, &below, &above);
+		if (clash(ctx, below, above))
+			return -EEXIST;
+	}
 	node *nd = &x->node[leaf];
 	if (nd->n < K) {
 		leaf_put(nd, i, key, val);
@@ -255,7 +269,7 @@ int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
 		return 0;
 	}
 	/* a split at every level and a new root at worst */
-	if (nodes_free(x) < (uint32_t)pa.depth + 2)
+	if (x->cap - 1 - x->used < (uint32_t)pa.depth + 2)
 		return -ENOSPC;
 	uintptr_t sep;
 	uint32_t rid = split_leaf(x, leaf, &sep), h = x->node[leaf].n;
@@ -266,6 +280,11 @@ int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
 	x->count++;
 	grow_up(x, &pa, sep, rid);
 	return 0;
+}
+
+int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
+{
+	return purge__idx_insert_unless(x, key, val, NULL, NULL);
 }
 
 /* ---- remove ------------------------------------------------------------ */

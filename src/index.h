@@ -34,6 +34,7 @@ struct purge__index {
 	uint32_t cap;             /* nodes, node[0] included */
 	uint32_t bump;            /* next never-used node */
 	uint32_t free;            /* free list */
+	uint32_t used;            /* nodes in the tree */
 	uint32_t root;
 	uint32_t count; /* entries */
 };
@@ -64,8 +65,15 @@ struct purge__kv {
 size_t purge__idx_nodes(size_t entries);
 void purge__idx_init(struct purge__index *x, struct purge__node *mem, uint32_t cap);
 void purge__idx_clear(struct purge__index *x);
+#define PURGE_IDX_NOVAL UINT32_MAX
+
 /* 0, or -ENOSPC when no node is left (the index is unchanged). */
 int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val);
+/* The same, unless clash(ctx, below, above) is true for the values of the
+ * entries that would be its neighbours (PURGE_IDX_NOVAL: none): then
+ * -EEXIST.  One descent for the check and the insert. */
+int purge__idx_insert_unless(struct purge__index *x, uintptr_t key, uint32_t val,
+                             bool (*clash)(void *ctx, uint32_t below, uint32_t above), void *ctx);
 /* Removes the entry with exactly this key; false when there is none. */
 bool purge__idx_remove(struct purge__index *x, uintptr_t key);
 /* Removes the entry at p, without a second descent when p knows its path;

@@ -238,23 +238,29 @@ static void ovl_del(struct purge__store *s, uint32_t id)
 	set_where(&s->piece[last], PIECE_OVL, pos);
 }
 
-/* Does an indexed piece overlap [start, end)?  Indexed pieces are disjoint:
- * the last one starting before end is the only candidate. */
-static bool index_overlaps(const struct purge__store *s, uintptr_t start, uintptr_t end)
-{
-	struct purge__ipos pos;
+/* Would piece id overlap its neighbours in the index?  Indexed pieces are
+ * disjoint, so the two next to it are the only candidates. */
+struct clash_ctx {
+	const struct purge__store *s;
+	uint32_t id;
+};
 
-	return purge__idx_find_le(&s->idx, end - 1, &pos) &&
-	       s->piece[purge__idx_val(&s->idx, &pos)].end > start;
+static bool clashes(void *ctx, uint32_t below, uint32_t above)
+{
+	const struct clash_ctx *c = ctx;
+	const struct purge__piece *p = &c->s->piece[c->id];
+
+	return (below != PURGE_IDX_NOVAL && c->s->piece[below].end > p->start) ||
+	       (above != PURGE_IDX_NOVAL && c->s->piece[above].start < p->end);
 }
 
 /* Into the index, or the overlap list when it overlaps an indexed piece. */
 static void place(struct purge__store *s, uint32_t id)
 {
-	struct purge__piece *p = &s->piece[id];
+	struct clash_ctx c = {s, id};
 
-	if (!index_overlaps(s, p->start, p->end) && purge__idx_insert(&s->idx, p->start, id) == 0)
-		set_where(p, PIECE_INDEX, 0);
+	if (purge__idx_insert_unless(&s->idx, s->piece[id].start, id, clashes, &c) == 0)
+		set_where(&s->piece[id], PIECE_INDEX, 0);
 	else
 		ovl_add(s, id);
 }
