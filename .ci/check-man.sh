@@ -3,7 +3,10 @@
 # Lint the man pages and check that they cover the public API.
 # Usage: .ci/check-man.sh   (from anywhere; needs mandoc)
 # Fails on any mandoc warning, a public function without a page, a page
-# missing a section, or a page that man/meson.build does not install.
+# missing a section (or, in section 3, its Complexity subsection), a page
+# that man/meson.build does not install, a link to a missing page, or a
+# reference to a page of ours that does not exist.  The examples are
+# compiled by .ci/check-man-examples.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +32,7 @@ fi
 # Sections every page must have, by manual section.
 required_sections() {
 	case $1 in
+	1) printf '%s\n' NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLE "SEE ALSO" ;;
 	3) printf '%s\n' NAME SYNOPSIS DESCRIPTION "RETURN VALUE" ERRORS NOTES EXAMPLE "SEE ALSO" ;;
 	7) printf '%s\n' NAME DESCRIPTION ENVIRONMENT NOTES EXAMPLE "SEE ALSO" ;;
 	esac
@@ -44,7 +48,18 @@ for p in "${pages[@]}"; do
 	while read -r s; do
 		grep -qx "\.SH \"\?$s\"\?" "$p" || err "$name: missing section $s"
 	done <<<"$sections"
+	# the cost of every call is documented (NOTES, .SS Complexity)
+	if [[ $name == *.3 ]] && ! grep -qx '\.SS Complexity' "$p"; then
+		err "$name: no Complexity subsection"
+	fi
 done
+
+# Every link man/meson.build installs points to a page it installs.
+while read -r link target; do
+	[ -f "$man/$target" ] && grep -qF "'$target'" "$man/meson.build" ||
+		err "link $link points to $target, which is not an installed page"
+done < <(awk -F"'" '/install_symlink\(/ { l = $2 } /pointing_to:/ { print l, $2 }' \
+	"$man/meson.build")
 
 # 2. Every function declared in purge.h has a page, or is named on a page
 #    whose link man/meson.build installs (install_symlink('NAME.3', ...)).
@@ -62,8 +77,8 @@ for f in $funcs; do
 done
 
 # 3. Cross references to our own pages resolve.
-refs=$(grep -hoE '^\.BR (purge_[a-z_]+|libpurge) \([37]\)' "${pages[@]}" |
-	awk '{ print $2 "." substr($3, 2, 1) }' | sort -u)
+refs=$(grep -hoE '^\.BR (purge_[a-z_]+|libpurge|purge\\-bench) \([137]\)' "${pages[@]}" |
+	sed 's/\\-/-/' | awk '{ print $2 "." substr($3, 2, 1) }' | sort -u)
 while read -r ref; do
 	[ -f "$man/$ref" ] || grep -qF "install_symlink('$ref'" "$man/meson.build" ||
 		err "reference to missing page $ref"
