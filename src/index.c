@@ -19,9 +19,9 @@ typedef struct purge__ipath path_t;
 
 size_t purge__idx_nodes(size_t entries)
 {
-	/* leaves keep >= 13 entries and internal nodes >= 13 children, but the
-	 * root: entries/13 leaves, a twelfth more above them, node 0, slack */
-	return entries / 12 + 24;
+	/* leaves keep >= 29 entries and internal nodes >= 29 children, but the
+	 * root: entries/29 leaves, a 28th more above them, node 0, slack */
+	return entries / 27 + 24;
 }
 
 /* Sets nd->n to n <= old and marks the slots it gave up unused. */
@@ -74,14 +74,15 @@ void purge__idx_clear(struct purge__index *x)
 }
 
 /* Keys of nd that are <= key.  Unused slots hold PURGE_IDX_NONE, above any
- * key, and slot 31 is always unused: three loads pick a block of 8 keys,
- * seven more count inside it.  Ten loads, two steps deep, no branch (a
- * binary search is five steps deep, a mispredicted branch each costlier
+ * key, and slot 63 is always unused: seven loads pick a block of 8 keys,
+ * seven more count inside it.  Fourteen loads, two steps deep, no branch
+ * (a binary search is six steps deep, a mispredicted branch each costlier
  * than the probe). */
 static uint32_t upper(const node *nd, uintptr_t key)
 {
 	const uintptr_t *k = nd->key;
-	uint32_t b = (uint32_t)(k[7] <= key) + (k[15] <= key) + (k[23] <= key);
+	uint32_t b = (uint32_t)(k[7] <= key) + (k[15] <= key) + (k[23] <= key) + (k[31] <= key) +
+	             (k[39] <= key) + (k[47] <= key) + (k[55] <= key);
 	const uintptr_t *q = k + 8 * b;
 
 	return 8 * b + (uint32_t)(q[0] <= key) + (q[1] <= key) + (q[2] <= key) + (q[3] <= key) +
@@ -291,10 +292,8 @@ int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
 
 static void leaf_cut(node *nd, uint32_t i)
 {
-	for (uint32_t j = i; j + 1 < nd->n; j++) {
-		nd->key[j] = nd->key[j + 1];
-		nd->val[j] = nd->val[j + 1];
-	}
+	memmove(&nd->key[i], &nd->key[i + 1], (nd->n - i - 1) * sizeof(nd->key[0]));
+	memmove(&nd->val[i], &nd->val[i + 1], (nd->n - i - 1) * sizeof(nd->val[0]));
 	shrink(nd, nd->n, nd->n - 1);
 }
 

@@ -17,7 +17,7 @@
 
 #pragma GCC visibility push(hidden) /* internal, as in internal.h */
 
-#define PURGE_IDX_K 31 /* keys per node: 2^5 - 1, see upper() in index.c */
+#define PURGE_IDX_K 63 /* keys per node: 2^6 - 1, see upper() in index.c */
 
 #define PURGE_IDX_NONE UINTPTR_MAX
 
@@ -39,7 +39,7 @@ struct purge__index {
 	uint32_t count; /* entries */
 };
 
-#define PURGE_IDX_MAXH 16 /* height bound: >= 13 children a node, 2^32 keys need 9 */
+#define PURGE_IDX_MAXH 16 /* height bound: >= 29 children a node, 2^32 keys need 7 */
 
 /* The internal nodes a descent went through, and the child taken at each. */
 struct purge__ipath {
