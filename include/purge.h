@@ -164,8 +164,9 @@ struct purge_stats {
 int purge_version(void);
 
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default): about 140 bytes a range plus 40 KiB.  Returns 0 when
- * capacity exceeds PURGE_CAPACITY_MAX or the size does not fit a size_t. */
+ * (0 = default): about 170 bytes a range plus 50 KiB (219 KiB for the
+ * default 1024).  Returns 0 when capacity exceeds PURGE_CAPACITY_MAX or the
+ * size does not fit a size_t. */
 size_t purge_queue_bytes(unsigned capacity);
 
 /* Build a queue inside caller memory `mem` of `size` bytes (at least
