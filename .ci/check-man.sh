@@ -56,8 +56,9 @@ done
 
 # Every link man/meson.build installs points to a page it installs.
 while read -r link target; do
-	[ -f "$man/$target" ] && grep -qF "'$target'" "$man/meson.build" ||
+	if [ ! -f "$man/$target" ] || ! grep -qF "'$target'" "$man/meson.build"; then
 		err "link $link points to $target, which is not an installed page"
+	fi
 done < <(awk -F"'" '/install_symlink\(/ { l = $2 } /pointing_to:/ { print l, $2 }' \
 	"$man/meson.build")
 
