@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Compile, and where marked run, the examples of the man pages.
 # Usage: .ci/check-man-examples.sh [BUILD_DIR]   (default: build, where
-#        libpurge.so must already be built; CC and CXX override gcc, g++)
+#        libpurge.so or libpurge.a must already be built; CC and CXX
+#        override gcc, g++)
 #
 # In a page, the comment line right before an .EX block says what it is:
 #   .\" example: c c++ run
@@ -23,8 +24,8 @@ CXX=${CXX:-g++}
 fail=0
 err() { echo "check-man-examples: $*" >&2; fail=1; }
 
-[ -e "$build/libpurge.so" ] || {
-	echo "check-man-examples: $build/libpurge.so not found: build first (ninja -C build)" >&2
+[ -e "$build/libpurge.so" ] || [ -e "$build/libpurge.a" ] || {
+	echo "check-man-examples: no libpurge.so or libpurge.a in $build: build first (ninja -C build)" >&2
 	exit 1
 }
 tmp=$(mktemp -d)
