@@ -198,8 +198,10 @@ int purge_queue_destroy(purge_queue *q);
  * multiples; with it the range is shrunk inward (and a range with no whole
  * page is a no-op).  Returns 0, or -EINVAL (NULL queue or address,
  * unaligned, addr+len overflows or passes the architecture's largest user
- * address: 2^56 on x86_64, where a 4-level machine stops at 2^47 and such a
- * range fails at flush time instead), -EBUSY (called from on_failure).
+ * address: 2^56 on x86_64 and riscv64, 2^52 on aarch64; a machine with
+ * fewer page-table levels stops lower, at 2^47 on 4-level x86_64, and a
+ * range in between is accepted and reported failed at flush time), -EBUSY
+ * (called from on_failure).
  * Failures of an automatic flush are reported through stats and on_failure,
  * not through this return value. */
 int purge_enqueue(purge_queue *q, void *addr, size_t len);
@@ -228,12 +230,13 @@ int purge_flush(purge_queue *q);
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
  * purge_flush).  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
  * may lag CLOCK_MONOTONIC by a tick (1-10 ms): a range may count as that
- * much older, never younger.  Returns what purge_flush returns.  O(k log k)
- * for the k ranges settled, plus the system calls. */
+ * much older, never younger.  Returns what purge_flush returns.  O(k log n)
+ * for the k ranges settled out of n pending, plus the system calls. */
 int purge_flush_older(purge_queue *q, uint64_t age_ns);
 
 /* Settle the oldest ranges until at most keep_bytes are pending.  Returns
- * what purge_flush returns.  O(k log k) for the k ranges settled. */
+ * what purge_flush returns.  O(k log n) for the k ranges settled out of n
+ * pending, plus the system calls. */
 int purge_flush_to(purge_queue *q, size_t keep_bytes);
 
 /* CLOCK_MONOTONIC ns (read from CLOCK_MONOTONIC_COARSE) at which the oldest
