@@ -7,9 +7,23 @@
  * Ownership: an extent belongs to jemalloc from alloc to dalloc, and to the
  * shim (pool + pending purge) from dalloc to the next alloc that carves it.
  * Every hand-out cancels the pending purge on exactly the bytes handed out.
+ *
+ * The fork gate.  jemalloc registers its atfork handlers before the shim
+ * does (see shim.c), so the shim's prepare handler runs first, while other
+ * threads may sit in a hook holding a jemalloc lock and waiting for the
+ * queue or pool lock.  Taking those locks there and then waiting for
+ * jemalloc's locks in jemalloc's prefork would deadlock.  So prepare first
+ * closes the gate: it waits until no hook is between gate_enter() and
+ * gate_leave(), and hooks that arrive later do not touch the queue or the
+ * pool (alloc maps fresh memory, dalloc and destroy unmap).  Only then does
+ * it take the queue and pool locks.  A hook never waits for the gate, so
+ * whatever jemalloc locks it holds are released; the order in which the
+ * handlers were registered no longer matters.
  */
 #include <errno.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "shim.h"
 
@@ -31,6 +45,46 @@ static int direct_madvise(void *addr, size_t len, int advice)
 	return madvise(addr, len, advice);
 }
 
+/* ---- the fork gate ------------------------------------------------------ */
+
+/* True: the caller may use the queue and pool until gate_leave().  False: a
+ * fork is being prepared; stay away from both. */
+static bool gate_enter(void)
+{
+	atomic_fetch_add(&shim.in_hooks, 1);
+	if (!atomic_load(&shim.forking))
+		return true;
+	atomic_fetch_sub(&shim.in_hooks, 1);
+	INC(fork_bypass);
+	return false;
+}
+
+static void gate_leave(void)
+{
+	atomic_fetch_sub(&shim.in_hooks, 1);
+}
+
+/* Dekker-style with gate_enter (both sides sequentially consistent): once
+ * forking is visible and in_hooks reads 0, every later gate_enter sees
+ * forking.  A counter, not a flag: two threads may fork at once. */
+void fork_gate_close(void)
+{
+	atomic_fetch_add(&shim.forking, 1);
+	while (atomic_load(&shim.in_hooks))
+		sched_yield();
+}
+
+void fork_gate_open(bool child)
+{
+	if (child) {
+		/* one thread left, and it is not in a hook */
+		atomic_store(&shim.in_hooks, 0);
+		atomic_store(&shim.forking, 0);
+	} else {
+		atomic_fetch_sub(&shim.forking, 1);
+	}
+}
+
 /* ---- handing memory out ------------------------------------------------ */
 
 static void pool_put_dirty(uintptr_t s, size_t len)
@@ -43,15 +97,27 @@ static void pool_put_dirty(uintptr_t s, size_t len)
 }
 
 /*
- * Zero status is decided from the flush count read *before* carving: the
- * range's gen says which flush settles it, nobody cancelled its purge since
- * it entered the pool, and a failed purge either marked it dirty in the pool
- * or bumped fail_seq, which is compared across the whole hand-out.
+ * The rule of purge.h ("Reuse and zeroes"): the bytes handed out read as
+ * zero when
+ *  - purge_cancel on exactly them answers 0: every byte of them that was
+ *    queued has been settled by a flush (purged or reported failed);
+ *  - the queue's advice zeroes, and they were not written since they were
+ *    queued: both are in the tag, POOL_DIRTY otherwise (MADV_FREE, a
+ *    failed enqueue, a cancelled purge, a double release); an untouched
+ *    fresh mapping was never queued and reads as zero anyway;
+ *  - no failure overlapping them was reported since they were released:
+ *    on_failure marks the pool's ranges dirty, and bumps fail_seq, which
+ *    is compared across the window where the piece is in no list (from
+ *    the carve to after the cancel, which settles the question: once it
+ *    returns, nothing of the piece is pending, so nothing can fail).
+ * No flush count is needed, which is just as well: a partial flush
+ * (PURGE_INCREMENTAL, purge_flush_to) settles some ranges and not others.
+ * The pool's choice between likely purged and likely resident ranges uses
+ * purge_oldest_ns() as a hint only.
  */
 static void *from_pool(void *want, size_t size, size_t align, bool need_zero, bool *zeroed)
 {
-	uint64_t done = shim_flushes();
-	struct pool_want w = {(uintptr_t)want, size, align, done, need_zero};
+	struct pool_want w = {(uintptr_t)want, size, align, purge_oldest_ns(shim.q), need_zero};
 	struct pool_piece pc;
 
 	pthread_mutex_lock(&shim.pool_lock);
@@ -61,10 +127,8 @@ static void *from_pool(void *want, size_t size, size_t align, bool need_zero, bo
 	if (!got)
 		return NULL;
 	void *p = (void *)pc.addr;
-	*zeroed = pc.gen <= done;
-	shim_cancel(p, size);
-	if (atomic_load(&shim.fail_seq) != seq)
-		*zeroed = false;
+	int pending = shim_cancel(p, size);
+	*zeroed = !pc.dirty && pending == 0 && atomic_load(&shim.fail_seq) == seq;
 	if (need_zero && !*zeroed) {
 		/* jemalloc demands zeros: DONTNEED now rather than memset,
 		 * which would fault in every page */
@@ -97,7 +161,7 @@ static void *map_at(void *want, size_t size)
 	return p;
 }
 
-/* Keep the unused tail of a fresh mapping: untouched, so zero (gen 0). */
+/* Keep the unused tail of a fresh mapping: untouched and never queued. */
 static void keep_tail(uintptr_t s, uintptr_t e)
 {
 	if (s == e)
@@ -111,9 +175,11 @@ static void keep_tail(uintptr_t s, uintptr_t e)
 	}
 }
 
-static void *map_fresh(size_t size, size_t align)
+/* keep: the rest of MAP_MIN goes to the pool (not while a fork is
+ * prepared: then it is unmapped with the alignment slack). */
+static void *map_fresh(size_t size, size_t align, bool keep)
 {
-	size_t len = size < MAP_MIN ? MAP_MIN : size;
+	size_t len = size < MAP_MIN && keep ? MAP_MIN : size;
 	size_t over = len + (align > shim.page ? align - shim.page : 0);
 
 	if (over < len)
@@ -127,7 +193,12 @@ static void *map_fresh(size_t size, size_t align)
 		munmap(m, a - b);
 		INC(munmaps);
 	}
-	keep_tail(a + size, b + over);
+	if (keep) {
+		keep_tail(a + size, b + over);
+	} else if (b + over > a + size) {
+		munmap((void *)(a + size), b + over - (a + size));
+		INC(munmaps);
+	}
 	return (void *)a;
 }
 
@@ -142,13 +213,16 @@ static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t 
 	INC(alloc);
 	if (new_addr)
 		INC(alloc_fixed);
-	void *p = from_pool(new_addr, size, align, *zero, &zeroed);
+	bool in = gate_enter();
+	void *p = in ? from_pool(new_addr, size, align, *zero, &zeroed) : NULL;
 	if (!p) {
-		p = new_addr ? map_at(new_addr, size) : map_fresh(size, align);
+		p = new_addr ? map_at(new_addr, size) : map_fresh(size, align, in);
 		zeroed = true;
 		if (p)
 			INC(alloc_mmap);
 	}
+	if (in)
+		gate_leave();
 	if (!p) {
 		INC(alloc_fail);
 		errno = saved;
@@ -168,15 +242,15 @@ static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t 
 /* ---- taking memory back ------------------------------------------------ */
 
 /* Insert a released range; gives back the oldest ranges over pool_max. */
-static void release(uintptr_t s, size_t len, uint64_t gen, uint64_t seq)
+static void release(uintptr_t s, size_t len, uint64_t queued, uint64_t seq)
 {
 	uintptr_t vs[TRIM_MAX], ve[TRIM_MAX];
 	unsigned nv = 0;
 
 	pthread_mutex_lock(&shim.pool_lock);
 	if (atomic_load(&shim.fail_seq) != seq)
-		gen = POOL_DIRTY; /* a purge failed while the range was in no list */
-	int ret = pool_insert(&shim.pool, s, s + len, gen);
+		queued = POOL_DIRTY; /* a purge failed while the range was in no list */
+	int ret = pool_insert(&shim.pool, s, s + len, queued);
 	if (ret == -EEXIST)
 		pool_mark_dirty(&shim.pool, s, s + len);
 	while (!ret && shim.cfg.pool_max && shim.pool.bytes > shim.cfg.pool_max && nv < TRIM_MAX &&
@@ -201,23 +275,43 @@ static void release(uintptr_t s, size_t len, uint64_t gen, uint64_t seq)
 	}
 }
 
+/* The clock libpurge stamps ranges with, read after the enqueue: never
+ * earlier than the range's stamp. */
+static uint64_t coarse_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Take ownership (return false): queue the purge, pool the address space. */
 static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool committed, unsigned arena)
 {
 	int saved = errno;
-	uint64_t seq = atomic_load(&shim.fail_seq);
 
 	(void)h;
 	(void)committed; /* never false: decommit always opts out */
 	(void)arena;
 	INC(dalloc);
 	ADD(dalloc_bytes, size);
+	if (!gate_enter()) {
+		/* jemalloc's range, nothing of it pending: give it back */
+		munmap(addr, size);
+		INC(munmaps);
+		errno = saved;
+		return false;
+	}
+	uint64_t seq = atomic_load(&shim.fail_seq);
 	int ret = purge_enqueue(shim.q, addr, size);
 	if (ret)
 		INC(enqueue_err);
-	/* read after the enqueue: the next flush certainly includes it */
-	uint64_t gen = !ret && shim.zeroing ? shim_flushes() + 1 : POOL_DIRTY;
-	release((uintptr_t)addr, size, gen, seq);
+	/* at least 1: 0 means never queued */
+	uint64_t queued = !ret && shim.zeroing ? coarse_now() | 1 : POOL_DIRTY;
+	release((uintptr_t)addr, size, queued, seq);
+	if (!ret)
+		shim_after_enqueue();
+	gate_leave();
 	errno = saved;
 	return false;
 }
@@ -231,7 +325,13 @@ static void hook_destroy(struct je_hooks *h, void *addr, size_t size, bool commi
 	(void)committed;
 	(void)arena;
 	INC(destroy);
-	shim_unmap((uintptr_t)addr, (uintptr_t)addr + size);
+	if (gate_enter()) {
+		shim_unmap((uintptr_t)addr, (uintptr_t)addr + size);
+		gate_leave();
+	} else {
+		munmap(addr, size); /* jemalloc's: nothing of it pending */
+		INC(munmaps);
+	}
 	errno = saved;
 }
 

@@ -63,11 +63,10 @@ static int insert_at(struct pool *p, unsigned i, struct pool_range nr)
 }
 
 /*
- * A merged range takes the newest tag of its parts: it is zero only once
- * every part is, which is what the larger gen says (flushes are numbered in
- * order and each one settles everything pending when it started).
+ * A merged range takes the largest tag of its parts: dirty when any part is
+ * (POOL_DIRTY is the largest value), else queued when its newest part was.
  */
-int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t gen)
+int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued)
 {
 	unsigned i = lower_bound(p, s);
 	uint64_t stamp = ++p->stamp;
@@ -79,16 +78,16 @@ int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t gen)
 	if (left) {
 		struct pool_range *l = &p->r[i - 1];
 		l->end = right ? p->r[i].end : e;
-		l->gen = max_u64(l->gen, right ? max_u64(gen, p->r[i].gen) : gen);
+		l->queued = max_u64(l->queued, right ? max_u64(queued, p->r[i].queued) : queued);
 		l->stamp = stamp;
 		if (right)
 			remove_at(p, i);
 	} else if (right) {
 		p->r[i].start = s;
-		p->r[i].gen = max_u64(p->r[i].gen, gen);
+		p->r[i].queued = max_u64(p->r[i].queued, queued);
 		p->r[i].stamp = stamp;
 	} else {
-		int ret = insert_at(p, i, (struct pool_range){s, e, gen, stamp});
+		int ret = insert_at(p, i, (struct pool_range){s, e, queued, stamp});
 		if (ret)
 			return ret;
 	}
@@ -106,13 +105,23 @@ static uintptr_t fit(const struct pool_range *r, size_t size, size_t align)
 	return a;
 }
 
-/* The class a caller wants first: ranges known to read as zeros when it
- * needs zeros; otherwise ranges whose purge has not run yet, which are
- * still resident (no page faults on reuse) and whose cancel spares a
- * syscall.  Reusing those first is also what keeps pending bytes low. */
+/* Likely purged (or never touched): not dirty, and queued before the
+ * oldest range still pending, or nothing is pending.  A hint only: the
+ * queue settles oldest first, but a full flush settles newer ranges too,
+ * and the coarse clock gives many ranges the same time. */
+static bool settled(const struct pool_range *r, const struct pool_want *w)
+{
+	return r->queued != POOL_DIRTY && (w->oldest == 0 || r->queued < w->oldest);
+}
+
+/* The class a caller wants first: ranges likely purged when it needs zeros
+ * (their cancel is likely to answer 0, sparing a MADV_DONTNEED on the
+ * spot); otherwise ranges likely still resident, which reuse without page
+ * faults and whose cancel spares the purge.  Reusing those first is also
+ * what keeps pending bytes low. */
 static bool wanted(const struct pool_range *r, const struct pool_want *w)
 {
-	return w->zero ? r->gen <= w->done : r->gen > w->done;
+	return w->zero == settled(r, w);
 }
 
 /* True when candidate c ranks before the best so far: the wanted class,
@@ -169,7 +178,7 @@ static bool carve(struct pool *p, unsigned i, uintptr_t a, size_t size)
 	} else if (a + size == end) {
 		r->end = a;
 	} else {
-		struct pool_range tail = {a + size, end, r->gen, r->stamp};
+		struct pool_range tail = {a + size, end, r->queued, r->stamp};
 		if (insert_at(p, i + 1, tail))
 			return false;
 		p->r[i].end = a;
@@ -185,11 +194,11 @@ bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out
 
 	if (i < 0)
 		return false;
-	uint64_t gen = p->r[i].gen;
+	bool dirty = p->r[i].queued == POOL_DIRTY;
 	if (!carve(p, (unsigned)i, a, w->size))
 		return false;
 	out->addr = a;
-	out->gen = gen;
+	out->dirty = dirty;
 	return true;
 }
 
@@ -217,5 +226,5 @@ void pool_mark_dirty(struct pool *p, uintptr_t s, uintptr_t e)
 		i--;
 	for (; i < p->n && p->r[i].start < e; i++)
 		if (p->r[i].end > s)
-			p->r[i].gen = POOL_DIRTY;
+			p->r[i].queued = POOL_DIRTY;
 }

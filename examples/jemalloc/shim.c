@@ -7,8 +7,9 @@
  *   LD_PRELOAD="libpurge_jemalloc.so libjemalloc.so.2" program
  *
  * Setup (constructor): find jemalloc's mallctl, build the pool and a
- * PURGE_LOCKED queue, then install the hooks on every automatic arena.
- * See README.md beside this file for why each jemalloc setting is needed.
+ * PURGE_LOCKED queue, install the hooks on every automatic arena, then the
+ * fork handlers.  See README.md beside this file for why each jemalloc
+ * setting is needed.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -51,20 +52,24 @@ static struct {
 
 /* ---- queue glue used by the hooks -------------------------------------- */
 
-uint64_t shim_flushes(void)
+int shim_cancel(void *addr, size_t len)
+{
+	if (shim.cfg.check)
+		return check_cancel(shim.q, addr, len);
+	return purge_cancel(shim.q, addr, len);
+}
+
+void shim_after_enqueue(void)
 {
 	struct purge_stats st;
 
+	if (!shim.cfg.keep_bytes)
+		return;
 	purge_get_stats(shim.q, &st);
-	return st.flushes;
-}
-
-void shim_cancel(void *addr, size_t len)
-{
-	if (shim.cfg.check)
-		check_cancel(shim.q, addr, len);
-	else
-		purge_cancel(shim.q, addr, len);
+	if (st.pending_bytes > shim.cfg.max_bytes) {
+		purge_flush_to(shim.q, shim.cfg.keep_bytes);
+		atomic_fetch_add_explicit(&shim.ct.flush_to, 1, memory_order_relaxed);
+	}
 }
 
 void shim_unmap(uintptr_t s, uintptr_t e)
@@ -148,16 +153,21 @@ static bool env_flag(const char *name)
 /* Defaults: README.md, "Settings". */
 static void read_config(struct shim_config *c)
 {
-	uint64_t ranges = 64, bytes = 64 << 20, delay_ms = 1000, pool_max = (uint64_t)1 << 30;
+	uint64_t ranges = 64, bytes = 64 << 20, keep = 0, delay_ms = 1000;
+	uint64_t pool_max = (uint64_t)1 << 30, incremental = 0;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);
 	env_size("PURGE_JEMALLOC_MAX_BYTES", 0, SIZE_MAX, &bytes);
+	env_size("PURGE_JEMALLOC_KEEP_BYTES", 0, SIZE_MAX, &keep);
 	env_size("PURGE_JEMALLOC_MAX_DELAY_MS", 0, UINT64_MAX / 1000000, &delay_ms);
 	env_size("PURGE_JEMALLOC_POOL_MAX", 0, SIZE_MAX, &pool_max);
+	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
+	c->keep_bytes = keep < bytes ? (size_t)keep : 0;
 	c->max_delay_ns = delay_ms * 1000000;
 	c->pool_max = (size_t)pool_max;
+	c->incremental = incremental;
 	c->advice = MADV_DONTNEED;
 	const char *adv = getenv("PURGE_JEMALLOC_ADVICE");
 	if (adv && !strcmp(adv, "free"))
@@ -165,7 +175,34 @@ static void read_config(struct shim_config *c)
 	else if (adv && strcmp(adv, "dontneed"))
 		out("purge_jemalloc: ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
 	c->check = env_flag("PURGE_JEMALLOC_CHECK");
-	c->stats = env_flag("PURGE_JEMALLOC_STATS");
+	const char *st = getenv("PURGE_JEMALLOC_STATS");
+	c->stats = st && !strcmp(st, "json")          ? STATS_JSON
+	           : env_flag("PURGE_JEMALLOC_STATS") ? STATS_TEXT
+	                                              : STATS_OFF;
+}
+
+/* libpurge ignores PURGE_BATCH and PURGE_MODE when they are invalid, and
+ * says so only in its stats: say it where the user will see it. */
+static void warn_env_ignored(unsigned ignored)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} knobs[] = {{PURGE_ENV_BATCH, "PURGE_BATCH"}, {PURGE_ENV_MODE, "PURGE_MODE"}};
+	char list[256];
+	size_t at = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		const char *v = getenv(knobs[i].name);
+		if (!(ignored & knobs[i].bit) || at >= sizeof(list))
+			continue;
+		int n =
+		    snprintf(list + at, sizeof(list) - at, " %s=%.64s", knobs[i].name, v ? v : "");
+		at += n > 0 ? (size_t)n : 0;
+	}
+	if (list[0])
+		out("purge_jemalloc: libpurge ignores invalid%s (its defaults apply)\n", list);
 }
 
 static int setup_queue(void)
@@ -173,9 +210,10 @@ static int setup_queue(void)
 	struct purge_config qc = {
 	    .advice = shim.cfg.advice,
 	    .capacity = shim.cfg.max_ranges,
-	    .max_pending_bytes = shim.cfg.max_bytes,
+	    /* keep_bytes: the shim flushes by bytes itself (purge_flush_to) */
+	    .max_pending_bytes = shim.cfg.keep_bytes ? 0 : shim.cfg.max_bytes,
 	    .max_delay_ns = shim.cfg.max_delay_ns,
-	    .flags = PURGE_LOCKED,
+	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0),
 	    .on_failure = on_failure,
 	};
 	struct purge_stats st;
@@ -185,6 +223,7 @@ static int setup_queue(void)
 		return ret;
 	purge_get_stats(shim.q, &st);
 	shim.zeroing = st.zeroed;
+	warn_env_ignored(st.env_ignored);
 	return 0;
 }
 
@@ -282,24 +321,86 @@ static bool jemalloc_5(void)
 	return true;
 }
 
+/* ---- fork --------------------------------------------------------------- */
+
+/*
+ * Which atfork handlers run first.  Found with gdb (a breakpoint on
+ * __register_atfork) under LD_PRELOAD="libpurge_jemalloc.so libjemalloc.so.2"
+ * with glibc 2.36 and jemalloc 5.3.0: jemalloc registers first.  Its
+ * malloc_init_hard_recursible() calls pthread_atfork() when the process
+ * makes its first malloc, and that malloc comes from libstdc++'s
+ * constructor (its emergency exception pool).  libstdc++ is a dependency of
+ * libjemalloc.so.2, so it is initialised before either preload, and the
+ * shim's constructor, which registers the shim's handlers, runs later.
+ * Prepare handlers run in reverse order of registration: the shim's runs
+ * BEFORE jemalloc's prefork, and its parent/child handlers after
+ * jemalloc's postfork ones.
+ *
+ * So fork_prepare() must not hold the queue or pool lock while a thread
+ * inside a hook holds a jemalloc lock and waits for one of them: jemalloc's
+ * prefork would then wait for that jemalloc lock forever.  It first closes
+ * the fork gate (hooks.c): it waits until no hook is inside the queue or
+ * pool, and later hooks keep out of both, so they never wait for the
+ * shim's locks and always release jemalloc's.  Then it takes the queue
+ * lock and the pool lock, in the hooks' order.  This holds whichever order
+ * the handlers were registered in.
+ */
+static void fork_prepare(void)
+{
+	fork_gate_close();
+	purge_fork_prepare(shim.q);
+	pthread_mutex_lock(&shim.pool_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&shim.pool_lock);
+	purge_fork_parent(shim.q);
+	fork_gate_open(false);
+	atomic_fetch_add_explicit(&shim.ct.forks, 1, memory_order_relaxed);
+}
+
+/* The child's only thread is the one that forked: a fresh pool lock (the
+ * held one belongs to the parent's thread id), a usable queue. */
+static void fork_child(void)
+{
+	pthread_mutex_init(&shim.pool_lock, NULL);
+	purge_fork_child(shim.q);
+	fork_gate_open(true);
+}
+
 static void shim_start(void)
 {
 	shim.page = (size_t)sysconf(_SC_PAGESIZE);
-	read_config(&shim.cfg);
+	shim.cfg.verbose = env_flag("PURGE_JEMALLOC_VERBOSE");
 	je_ctl = find_jemalloc();
 	if (!je_ctl || !jemalloc_5()) {
-		out("purge_jemalloc: jemalloc 5 does not serve malloc here: shim inactive "
-		    "(preload libjemalloc.so.2 too)\n");
+		/* every process started from one with the preload gets here:
+		 * quiet unless asked */
+		if (shim.cfg.verbose)
+			out("purge_jemalloc: jemalloc 5 does not serve malloc here: shim inactive "
+			    "(preload libjemalloc.so.2 too)\n");
+		return;
+	}
+	read_config(&shim.cfg);
+	/* jemalloc 5.3 with retain:true, several arenas and extent hooks that
+	 * give memory back crashes (a NULL dereference in its own metadata),
+	 * measured even with hooks that only mmap and munmap: README.md */
+	read_ctl("opt.retain", &info.retain, sizeof(info.retain));
+	if (info.retain) {
+		out("purge_jemalloc: opt.retain is on: shim inactive; set "
+		    "MALLOC_CONF=retain:false (or preload the shim before libjemalloc); see "
+		    "README.md\n");
 		return;
 	}
 	if (pool_init(&shim.pool, POOL_SLOTS) || setup_queue()) {
 		out("purge_jemalloc: no memory for the pool or queue: shim inactive\n");
 		return;
 	}
-	read_ctl("opt.retain", &info.retain, sizeof(info.retain));
-	if (info.retain)
-		out("purge_jemalloc: opt.retain is on: set MALLOC_CONF=retain:false (or preload "
-		    "the shim before libjemalloc); see README.md\n");
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child)) {
+		out("purge_jemalloc: pthread_atfork failed: shim inactive\n");
+		return;
+	}
 	install_hooks();
 	info.active = info.hooked > 0;
 }
@@ -327,63 +428,163 @@ EXPORT uint64_t purge_jemalloc_purge_syscalls(void)
 	return st.pmadv_calls + st.madv_calls + CT(direct_madv);
 }
 
-static void print_libpurge(void)
+/* The shim queue's libpurge counters, through purge_stats_format (flags:
+ * PURGE_FORMAT_JSON or 0): for a program, or a debugger (`call
+ * purge_jemalloc_stats(buf, sizeof(buf), 0)`).  -ENODEV when the shim is
+ * inactive.  No allocation. */
+EXPORT int purge_jemalloc_stats(char *buf, size_t len, unsigned flags)
 {
-	struct purge_stats s;
+	struct purge_stats st;
 
-	purge_get_stats(shim.q, &s);
-	out("libpurge: backend=%s advice=%s zeroed=%d enqueued_ranges=%" PRIu64
-	    " enqueued_bytes=%" PRIu64 " merged_ranges=%" PRIu64 " cancelled_bytes=%" PRIu64
-	    " flushes=%" PRIu64 " auto_flushes=%" PRIu64 "\n",
-	    s.backend == PURGE_BACKEND_VECTORED ? "vectored" : "loop",
-	    s.advice == MADV_FREE ? "free" : "dontneed", s.zeroed, s.enqueued_ranges,
-	    s.enqueued_bytes, s.merged_ranges, s.cancelled_bytes, s.flushes, s.auto_flushes);
-	out("libpurge: pmadv_calls=%" PRIu64 " madv_calls=%" PRIu64 " short_counts=%" PRIu64
-	    " fallbacks=%" PRIu64 " purged_bytes=%" PRIu64 " failed_ranges=%" PRIu64
-	    " failed_bytes=%" PRIu64 " pending_ranges=%" PRIu64 " pending_bytes=%" PRIu64 "\n",
-	    s.pmadv_calls, s.madv_calls, s.short_counts, s.fallbacks, s.purged_bytes,
-	    s.failed_ranges, s.failed_bytes, s.pending_ranges, s.pending_bytes);
+	if (!info.active)
+		return -ENODEV;
+	purge_get_stats(shim.q, &st);
+	return purge_stats_format(&st, buf, len, flags);
 }
 
-static void print_shim(void)
+/* A text buffer on the stack: no stdio buffers, no allocation at exit. */
+struct text {
+	char b[8192];
+	size_t at;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->at >= sizeof(t->b))
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->b + t->at, sizeof(t->b) - t->at, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->at += (size_t)n < sizeof(t->b) - t->at ? (size_t)n : sizeof(t->b) - t->at - 1;
+}
+
+static void flush_text(struct text *t)
+{
+	if (t->at)
+		(void)!write(2, t->b, t->at);
+	t->at = 0;
+}
+
+struct kv {
+	const char *name;
+	uint64_t v;
+};
+
+/* Text: `purge_jemalloc: name=value ...`, a few to a line; JSON: members. */
+static void add_kvs(struct text *t, bool json, const struct kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (json)
+			add(t, ",\"%s\":%" PRIu64, kv[i].name, kv[i].v);
+		else
+			add(t, "%s%s=%" PRIu64 "%s", i % 10 ? " " : "purge_jemalloc: ", kv[i].name,
+			    kv[i].v, i % 10 == 9 || i + 1 == n ? "\n" : "");
+	}
+}
+
+static void print_shim(struct text *t, bool json)
 {
 	pthread_mutex_lock(&shim.pool_lock);
 	unsigned n = shim.pool.n;
 	size_t bytes = shim.pool.bytes;
 	pthread_mutex_unlock(&shim.pool_lock);
 
-	out("purge_jemalloc: jemalloc %s arenas_hooked=%u of %u%s retain=%d max_ranges=%u "
-	    "max_bytes=%zu max_delay_ms=%" PRIu64 " pool_max=%zu check=%d\n",
-	    info.version, info.hooked, info.nauto, info.huge ? "+huge" : "", info.retain,
-	    shim.cfg.max_ranges, shim.cfg.max_bytes, shim.cfg.max_delay_ns / 1000000,
-	    shim.cfg.pool_max, shim.cfg.check);
-	out("purge_jemalloc: alloc=%" PRIu64 " pool=%" PRIu64 " mmap=%" PRIu64 " fixed=%" PRIu64
-	    " zero=%" PRIu64 " zero_fill=%" PRIu64 " fail=%" PRIu64 " dalloc=%" PRIu64
-	    " dalloc_bytes=%" PRIu64 " destroy=%" PRIu64 " split=%" PRIu64 " merge=%" PRIu64 "\n",
-	    CT(alloc), CT(alloc_pool), CT(alloc_mmap), CT(alloc_fixed), CT(alloc_zero),
-	    CT(zero_fill), CT(alloc_fail), CT(dalloc), CT(dalloc_bytes), CT(destroy), CT(split),
-	    CT(merge));
-	out("purge_jemalloc: pool_ranges=%u pool_bytes=%zu commit=%" PRIu64 " decommit=%" PRIu64
-	    " purge_lazy=%" PRIu64 " purge_forced=%" PRIu64 " direct_madvise=%" PRIu64
-	    " mmaps=%" PRIu64 " munmaps=%" PRIu64 " trimmed_bytes=%" PRIu64 " pool_full=%" PRIu64
-	    " double_release=%" PRIu64 " enqueue_err=%" PRIu64 " failures=%" PRIu64 "\n",
-	    n, bytes, CT(commit), CT(decommit), CT(purge_lazy), CT(purge_forced), CT(direct_madv),
-	    CT(mmaps), CT(munmaps), CT(trimmed_bytes), CT(pool_full), CT(double_release),
-	    CT(enqueue_err), CT(failures));
+	if (json)
+		add(t, "{\"purge_jemalloc\":{\"jemalloc\":\"%s\",\"huge\":%s", info.version,
+		    info.huge ? "true" : "false");
+	else
+		add(t, "purge_jemalloc: jemalloc %s arenas_hooked=%u of %u%s\n", info.version,
+		    info.hooked, info.nauto, info.huge ? "+huge" : "");
+	const struct kv set[] = {
+	    {"arenas_hooked", info.hooked},
+	    {"arenas", info.nauto},
+	    {"retain", info.retain},
+	    {"max_ranges", shim.cfg.max_ranges},
+	    {"max_bytes", shim.cfg.max_bytes},
+	    {"keep_bytes", shim.cfg.keep_bytes},
+	    {"max_delay_ms", shim.cfg.max_delay_ns / 1000000},
+	    {"pool_max", shim.cfg.pool_max},
+	    {"incremental", shim.cfg.incremental},
+	    {"check", shim.cfg.check},
+	};
+	const struct kv ct[] = {
+	    {"alloc", CT(alloc)},
+	    {"pool", CT(alloc_pool)},
+	    {"mmap", CT(alloc_mmap)},
+	    {"fixed", CT(alloc_fixed)},
+	    {"zero", CT(alloc_zero)},
+	    {"zero_fill", CT(zero_fill)},
+	    {"fail", CT(alloc_fail)},
+	    {"dalloc", CT(dalloc)},
+	    {"dalloc_bytes", CT(dalloc_bytes)},
+	    {"destroy", CT(destroy)},
+	    {"split", CT(split)},
+	    {"merge", CT(merge)},
+	    {"pool_ranges", n},
+	    {"pool_bytes", bytes},
+	    {"commit", CT(commit)},
+	    {"decommit", CT(decommit)},
+	    {"purge_lazy", CT(purge_lazy)},
+	    {"purge_forced", CT(purge_forced)},
+	    {"direct_madvise", CT(direct_madv)},
+	    {"mmaps", CT(mmaps)},
+	    {"munmaps", CT(munmaps)},
+	    {"trimmed_bytes", CT(trimmed_bytes)},
+	    {"pool_full", CT(pool_full)},
+	    {"double_release", CT(double_release)},
+	    {"enqueue_err", CT(enqueue_err)},
+	    {"failures", CT(failures)},
+	    {"flush_to", CT(flush_to)},
+	    {"forks", CT(forks)},
+	    {"fork_bypass", CT(fork_bypass)},
+	};
+	const struct kv check[] = {
+	    {"pending_checks", CT(check_pending)},
+	    {"zero_ranges", CT(check_zero_ranges)},
+	    {"zero_pages", CT(check_zero_pages)},
+	};
+	add_kvs(t, json, set + (json ? 0 : 1), sizeof(set) / sizeof(set[0]) - (json ? 0 : 1));
+	add_kvs(t, json, ct, sizeof(ct) / sizeof(ct[0]));
 	if (shim.cfg.check)
-		out("purge_jemalloc: check pending_checks=%" PRIu64 " zero_ranges=%" PRIu64
-		    " zero_pages=%" PRIu64 "\n",
-		    CT(check_pending), CT(check_zero_ranges), CT(check_zero_pages));
+		add_kvs(t, json, check, sizeof(check) / sizeof(check[0]));
+	if (json)
+		add(t, "}");
+}
+
+/* libpurge's own format: `libpurge: name value` lines, or a JSON member. */
+static void print_libpurge(struct text *t, bool json)
+{
+	char buf[4096];
+	int n = purge_jemalloc_stats(buf, sizeof(buf), json ? PURGE_FORMAT_JSON : 0);
+
+	if (n < 0)
+		return;
+	if (json) {
+		size_t len = strlen(buf);
+		if (len && buf[len - 1] == '\n')
+			buf[len - 1] = '\0';
+		add(t, ",\"libpurge\":%s}\n", buf);
+		return;
+	}
+	for (char *line = buf; *line;) {
+		size_t k = strcspn(line, "\n");
+		add(t, "libpurge: %.*s\n", (int)k, line);
+		line += k + (line[k] == '\n');
+	}
 }
 
 __attribute__((destructor)) static void shim_fini(void)
 {
-	if (!shim.cfg.stats)
+	struct text t = {.at = 0};
+	bool json = shim.cfg.stats == STATS_JSON;
+
+	if (shim.cfg.stats == STATS_OFF || !info.active)
 		return;
-	if (!info.active) {
-		out("purge_jemalloc: inactive\n");
-		return;
-	}
-	print_shim();
-	print_libpurge();
+	print_shim(&t, json);
+	print_libpurge(&t, json);
+	flush_text(&t);
 }

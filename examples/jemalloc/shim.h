@@ -2,11 +2,13 @@
 /*
  * Private declarations of the jemalloc extent-hook shim (libpurge_jemalloc.so).
  *
- *   pool.c   address space the shim owns: sorted ranges with a "zeroed once
- *            flush N has completed" tag; plain data, the caller locks
- *   hooks.c  the nine extent hooks jemalloc calls
+ *   pool.c   address space the shim owns: sorted ranges tagged with when
+ *            they were last queued for purging (or "dirty"); plain data,
+ *            the caller locks
+ *   hooks.c  the nine extent hooks jemalloc calls, and the fork gate
  *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
- *   shim.c   settings, libpurge queue, arena hook installation, exit stats
+ *   shim.c   settings, libpurge queue, arena hook installation, fork
+ *            handlers, stats
  *
  * The shim never calls malloc: it runs inside the allocator.
  */
@@ -48,13 +50,18 @@ struct je_hooks {
 
 /* ---- pool.c ------------------------------------------------------------ */
 
-/* A range can be handed out as zero once flush number `gen` has completed;
- * POOL_DIRTY: never (cancelled, failed, MADV_FREE, or unknown). */
+/* pool_range.queued for a range that must never be reported zero: its purge
+ * was cancelled or failed, the advice does not zero (MADV_FREE), or it was
+ * released twice.  0: never queued (an untouched fresh mapping). */
 #define POOL_DIRTY UINT64_MAX
 
 struct pool_range {
 	uintptr_t start, end;
-	uint64_t gen;
+	/* CLOCK_MONOTONIC_COARSE ns read just after the newest purge_enqueue
+	 * of any part of it, 0 for none, or POOL_DIRTY.  Only a hint about
+	 * whether its purge has run (compared with purge_oldest_ns()): zero is
+	 * decided by purge_cancel's answer at hand-out, see hooks.c. */
+	uint64_t queued;
 	uint64_t stamp; /* larger = released more recently */
 };
 
@@ -69,20 +76,20 @@ struct pool {
 struct pool_want {
 	uintptr_t at; /* this exact address, or 0 for anywhere */
 	size_t size, align;
-	uint64_t done; /* flushes completed: gen <= done reads as zeros */
-	bool zero;     /* prefer zero ranges (else: ranges not yet purged) */
+	uint64_t oldest; /* purge_oldest_ns(): ranges queued before it were settled */
+	bool zero;       /* prefer ranges likely purged (else: likely still resident) */
 };
 
 /* What pool_take() found. */
 struct pool_piece {
 	uintptr_t addr;
-	uint64_t gen;
+	bool dirty; /* queued == POOL_DIRTY: never zero, whatever cancel says */
 };
 
 int pool_init(struct pool *p, unsigned cap);
 /* Adds [s, e), merging with touching neighbours.  -EEXIST when it overlaps a
  * range already held (a double release), -ENOSPC when the array is full. */
-int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t gen);
+int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued);
 /* Carves w->size bytes aligned to w->align (at w->at when non-zero) out of
  * the best range for w. */
 bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out);
@@ -93,14 +100,20 @@ void pool_mark_dirty(struct pool *p, uintptr_t s, uintptr_t e);
 
 /* ---- shim.c: state shared by the hooks --------------------------------- */
 
+/* shim_config.stats */
+enum { STATS_OFF, STATS_TEXT, STATS_JSON };
+
 struct shim_config {
 	unsigned max_ranges;   /* queue capacity: flush at this many ranges */
 	size_t max_bytes;      /* flush once this much is pending */
-	uint64_t max_delay_ns; /* flush when the oldest pending range is older */
+	size_t keep_bytes;     /* a bytes flush settles the oldest down to this */
+	uint64_t max_delay_ns; /* flush the ranges older than this */
 	size_t pool_max;       /* address space kept before munmap; 0 = no limit */
 	int advice;            /* MADV_DONTNEED or MADV_FREE */
+	bool incremental;      /* PURGE_INCREMENTAL: automatic flushes oldest first */
 	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
-	bool stats;            /* PURGE_JEMALLOC_STATS=1 */
+	bool verbose;          /* PURGE_JEMALLOC_VERBOSE=1 */
+	int stats;             /* PURGE_JEMALLOC_STATS: STATS_* */
 };
 
 /* Counters, relaxed atomics: cheap, always on, printed on request. */
@@ -110,7 +123,8 @@ struct shim_counters {
 	_Atomic uint64_t dalloc, dalloc_bytes, destroy, commit, decommit, split, merge;
 	_Atomic uint64_t purge_lazy, purge_forced, direct_madv; /* direct madvise calls */
 	_Atomic uint64_t mmaps, munmaps, trimmed_bytes, pool_full, double_release;
-	_Atomic uint64_t enqueue_err, failures;
+	_Atomic uint64_t enqueue_err, failures, flush_to;
+	_Atomic uint64_t forks, fork_bypass; /* hooks that ran while a fork was prepared */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 
@@ -121,6 +135,9 @@ struct shim {
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
 	_Atomic uint64_t fail_seq; /* bumped by every failed purge */
+	/* The fork gate (hooks.c): forks being prepared, hooks inside the
+	 * queue and pool.  Sequentially consistent on both sides. */
+	_Atomic unsigned forking, in_hooks;
 	size_t page;
 	bool zeroing; /* the queue's advice zeroes pages */
 };
@@ -128,18 +145,27 @@ struct shim {
 extern struct shim shim;
 extern struct je_hooks shim_hooks;
 
-/* Completed flushes: every range pending when one started is settled. */
-uint64_t shim_flushes(void);
-/* purge_cancel; in check mode also verifies that nothing stays pending. */
-void shim_cancel(void *addr, size_t len);
+/* purge_cancel's answer (1: some of it was still pending, 0: none, or a
+ * negative errno); in check mode also proves that nothing stays pending. */
+int shim_cancel(void *addr, size_t len);
 /* Cancel what may be pending on [s, e), then munmap it. */
 void shim_unmap(uintptr_t s, uintptr_t e);
+/* After a purge_enqueue: purge_flush_to when over max_bytes (keep_bytes mode). */
+void shim_after_enqueue(void);
+
+/* ---- hooks.c: the fork gate --------------------------------------------- */
+
+/* The atfork prepare handler's first step: waits until no hook is inside
+ * the queue or the pool, and turns later hooks away from them until the
+ * matching fork_gate_open(). */
+void fork_gate_close(void);
+void fork_gate_open(bool child);
 
 /* ---- check.c ----------------------------------------------------------- */
 
-/* purge_cancel, then proof through the queue's counters that nothing of
- * [addr, addr+len) is still pending. */
-void check_cancel(purge_queue *q, void *addr, size_t len);
+/* purge_cancel, then a second one on the same bytes, which must answer 0
+ * (nothing of [addr, addr+len) still pending).  Returns the first answer. */
+int check_cancel(purge_queue *q, void *addr, size_t len);
 /* A range about to be reported *zero = true must read as zeros. */
 void check_zero(const void *addr, size_t len, const char *why);
 /* Aborts with a message: the shim found a broken invariant. */

@@ -1,18 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# test-shim.sh SHIM WORKLOAD: run short multi-threaded workloads under the
-# unmodified jemalloc with libpurge_jemalloc.so in check mode.  Fails when
+# test-shim.sh SHIM WORKLOAD FORK-STORM: run short multi-threaded workloads
+# under the unmodified jemalloc with libpurge_jemalloc.so in check mode.
+# Fails when
 #  - the workload finds a damaged record or canary (a purge hit live memory),
 #  - the shim's check mode aborts (a handed-out range was still pending, or
 #    a range reported zero was not),
-#  - the shim did not actually run (no hooks, no releases, no checks).
+#  - the shim did not actually run (no hooks, no releases, no checks),
+#  - fork() while other threads allocate hangs or a child fails,
+#  - the shim talks where it should not (no jemalloc) or stays silent where
+#    it should not (ignored libpurge knobs), or its stats are malformed.
 # Exit 77 (meson: skipped) when libjemalloc.so.2 cannot be found; set
 # JEMALLOC_LIB=/path/to/libjemalloc.so.2 to point at one.
 set -u
 
 shim=$1
 work=$2
+storm=${3:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -44,9 +49,11 @@ fail() {
 	failed=1
 }
 
-# Value of KEY=N in the log (last occurrence), or empty.
+# Value of KEY=N (the shim's lines) or `libpurge: KEY N` (libpurge's
+# purge_stats_format lines) in the log, last occurrence, or empty.
 stat() {
-	sed -n "s/.*[ :]$1=\([0-9][0-9]*\).*/\1/p" "$tmp/$name.log" | tail -n 1
+	sed -n -e "s/.*[ :]$1=\([0-9][0-9]*\).*/\1/p" \
+		-e "s/^libpurge: $1 \([0-9][0-9]*\)\$/\1/p" "$tmp/$name.log" | tail -n 1
 }
 
 # At least MIN: stat_min KEY MIN
@@ -122,6 +129,70 @@ run order-free "$je $shim" \
 	"MALLOC_CONF=retain:false,dirty_decay_ms:0,muzzy_decay_ms:0 PURGE_JEMALLOC_ADVICE=free $tiny" \
 	-t 2 -s 512K -j 30 -l 3 -r 100 -d 1
 stat_eq retain 0
+
+# retain:true: jemalloc 5.3 crashes when extent hooks give memory back
+# while it retains (README.md), so the shim stays inactive and says so.
+name=retain
+echo "== $name: LD_PRELOAD='$both' MALLOC_CONF=retain:true $work -t 4 -s 1M -j 90 -l 4 -d 1"
+env LD_PRELOAD="$both" MALLOC_CONF=retain:true "$work" -t 4 -s 1M -j 90 -l 4 -d 1 \
+	>"$tmp/$name.log" 2>&1 || fail "exit status $?"
+grep -q 'opt.retain is on: shim inactive' "$tmp/$name.log" || fail "no 'shim inactive' warning"
+
+# Partial flushes: PURGE_INCREMENTAL, and purge_flush_to down to a low
+# watermark.  Zero is decided by cancel's answer alone, whichever ranges a
+# flush settled.
+run incremental "$both" "$tiny PURGE_JEMALLOC_INCREMENTAL=1 PURGE_BATCH=1" \
+	-t 4 -s 256K -j 50 -l 4 -r 100 -d 1 -z
+stat_min flushes 2
+stat_min zero_ranges 1
+run flush-to "$both" "$tiny PURGE_JEMALLOC_KEEP_BYTES=256K" -t 4 -s 256K -j 50 -l 4 -r 100 -d 1 -z
+stat_min flush_to 1
+stat_min zero_ranges 1
+
+# fork() 200 times while 4 threads allocate: the atfork handlers must leave
+# no lock held in parent or child.  A hang is a failure (timeout).
+if [ -n "$storm" ]; then
+	name=fork
+	echo "== $name: LD_PRELOAD='$both' $storm -t 4 -n 200"
+	env LD_PRELOAD="$both" PURGE_JEMALLOC_STATS=1 $tiny \
+		timeout 120 "$storm" -t 4 -n 200 >"$tmp/$name.log" 2>&1
+	rc=$?
+	cat "$tmp/$name.log"
+	[ "$rc" = 0 ] || fail "exit status $rc (124: hung)"
+	stat_eq forks 200
+	stat_eq failed 0
+	stat_min dalloc 1
+fi
+
+# Quiet where jemalloc does not serve malloc (the shim alone: glibc's
+# malloc), unless asked.
+name=quiet
+out=$(env LD_PRELOAD="$shim" "$work" -h 2>&1 | grep purge_jemalloc)
+[ -z "$out" ] || fail "talks without jemalloc: $out"
+out=$(env LD_PRELOAD="$shim" PURGE_JEMALLOC_VERBOSE=1 "$work" -h 2>&1 | grep -c 'shim inactive')
+[ "$out" = 1 ] || fail "PURGE_JEMALLOC_VERBOSE=1 did not say 'shim inactive'"
+
+# libpurge's ignored environment knobs are named in one warning line.
+name=env-ignored
+out=$(env LD_PRELOAD="$both" PURGE_BATCH=9999 PURGE_MODE=fast "$work" -h 2>&1 |
+	grep 'purge_jemalloc: .*PURGE_BATCH=9999 PURGE_MODE=fast')
+[ -n "$out" ] || fail "no warning about PURGE_BATCH=9999 PURGE_MODE=fast"
+echo "$out"
+
+# PURGE_JEMALLOC_STATS=json: one JSON object with both sets of counters.
+name=json
+env LD_PRELOAD="$both" PURGE_JEMALLOC_STATS=json "$work" -t 2 -s 1M -n 20 \
+	>"$tmp/$name.out" 2>"$tmp/$name.log"
+json=$(grep '^{"purge_jemalloc":' "$tmp/$name.log")
+[ "$(echo "$json" | grep -c .)" = 1 ] || fail "no single JSON stats line"
+if command -v python3 >/dev/null 2>&1; then
+	echo "$json" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+assert d["purge_jemalloc"]["dalloc"] > 0, d
+assert d["libpurge"]["enqueued_ranges"] > 0, d
+print("json: ok,", len(d["purge_jemalloc"]), "+", len(d["libpurge"]), "members")' ||
+		fail "JSON stats do not parse or lack counters: $json"
+fi
 
 if [ "$failed" = 0 ]; then
 	echo "PASS"
