@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Install a configured build into a scratch DESTDIR and use it the way a
 # distribution's user would: find the header and the library through
-# pkg-config only, build .ci/consumer.c shared and static, and run both.
+# pkg-config only, build .ci/consumer.c against what default_library
+# installed (shared, static or both), and run it.  Also checks that every
+# file meson lists as installed is there, the CMake package files, and,
+# with tools, purge-bench and the plot.gp it was built to find.
 # Usage: .ci/check-install.sh BUILDDIR     (CC overrides the compiler)
 set -euo pipefail
 
@@ -20,19 +23,50 @@ meson install -C "$build" --destdir "$dest" --quiet ||
 	die "meson install failed"
 
 # Where meson put things, from the build's own options.
-read -r prefix libdir includedir mandir man < <(meson introspect "$build" --buildoptions |
-	python3 -c 'import json, sys
+read -r prefix libdir includedir mandir bindir datadir man kind tools install < <(
+	meson introspect "$build" --buildoptions | python3 -c 'import json, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-print(o["prefix"], o["libdir"], o["includedir"], o["mandir"], o.get("man", False))')
+on = lambda v: v in (True, "true", "auto")  # auto: on at top level
+print(o["prefix"], o["libdir"], o["includedir"], o["mandir"], o["bindir"], o["datadir"],
+      on(o.get("man", True)), o["default_library"], on(o.get("tools", True)),
+      on(o.get("install", True)))')
+[ "$install" = True ] || die "$build was configured with install=false: nothing to check"
 abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
 libdir=$(abs "$libdir")
 includedir=$(abs "$includedir")
 mandir=$(abs "$mandir")
+bindir=$(abs "$bindir")
+datadir=$(abs "$datadir")
 
-for f in "$includedir/purge.h" "$libdir/pkgconfig/purge.pc" "$libdir/libpurge.a"; do
+# Everything meson says it installs is there.
+missing=$(meson introspect "$build" --installed | python3 -c 'import json, os, sys
+for dst in json.load(sys.stdin).values():
+    if not os.path.lexists(sys.argv[1] + dst):
+        print(dst)' "$dest")
+[ -z "$missing" ] || die "listed by meson but not installed: $missing"
+
+for f in "$includedir/purge.h" "$libdir/pkgconfig/purge.pc" \
+	"$libdir/cmake/purge/purgeConfig.cmake" "$libdir/cmake/purge/purgeConfigVersion.cmake"; do
 	[ -f "$dest$f" ] || die "not installed: $f"
 done
-ls "$dest$libdir"/libpurge.so.* >/dev/null 2>&1 || die "not installed: $libdir/libpurge.so.*"
+have_shared=false have_static=false
+if [ "$kind" != static ]; then
+	have_shared=true
+	ls "$dest$libdir"/libpurge.so.* >/dev/null 2>&1 || die "not installed: $libdir/libpurge.so.*"
+fi
+if [ "$kind" != shared ]; then
+	have_static=true
+	[ -f "$dest$libdir/libpurge.a" ] || die "not installed: $libdir/libpurge.a"
+fi
+if [ "$tools" = True ]; then
+	[ -x "$dest$bindir/purge-bench" ] || die "not installed: $bindir/purge-bench"
+	[ -f "$dest$datadir/libpurge/plot.gp" ] || die "not installed: $datadir/libpurge/plot.gp"
+	grep -qaF "$datadir/libpurge/plot.gp" "$dest$bindir/purge-bench" ||
+		die "the installed purge-bench does not look for $datadir/libpurge/plot.gp"
+	if grep -qaF "$root/tools/plot.gp" "$dest$bindir/purge-bench"; then
+		die "the installed purge-bench points into the source tree"
+	fi
+fi
 if [ "$man" = True ]; then
 	for p in "$root"/man/*.[1-9]; do
 		n=$(basename "$p")
@@ -70,23 +104,27 @@ grep -q "$dest$includedir/purge.h" <<<"$deps" ||
 	die "purge.h was not found through pkg-config in $dest"
 
 # Shared: link through pkg-config, run with the staged library.
-# shellcheck disable=SC2086
-"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/shared" $libs ||
-	die "shared link failed"
-loaded=$(LD_LIBRARY_PATH="$dest$libdir" ldd "$out/shared")
-grep -q "$dest$libdir/libpurge.so" <<<"$loaded" ||
-	die "the shared consumer does not load the staged libpurge.so"
-LD_LIBRARY_PATH="$dest$libdir" "$out/shared" || die "shared consumer failed"
+if $have_shared; then
+	# shellcheck disable=SC2086
+	"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/shared" $libs ||
+		die "shared link failed"
+	loaded=$(LD_LIBRARY_PATH="$dest$libdir" ldd "$out/shared")
+	grep -q "$dest$libdir/libpurge.so" <<<"$loaded" ||
+		die "the shared consumer does not load the staged libpurge.so"
+	LD_LIBRARY_PATH="$dest$libdir" "$out/shared" || die "shared consumer failed"
+fi
 
 # Static: pkg-config --static for the private libraries, and libpurge.a in
 # place of -lpurge (the linker would pick the .so beside it).
-static_libs=$(sed -E 's/(^| )-lpurge( |$)/\1-l:libpurge.a\2/' <<<"$static_libs")
-# shellcheck disable=SC2086
-"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/static" $static_libs ||
-	die "static link failed"
-if grep -q 'NEEDED.*libpurge' <<<"$(readelf -d "$out/static")"; then
-	die "the static consumer still needs libpurge.so"
+if $have_static; then
+	static_libs=$(sed -E 's/(^| )-lpurge( |$)/\1-l:libpurge.a\2/' <<<"$static_libs")
+	# shellcheck disable=SC2086
+	"$cc" "${warn[@]}" $cflags "$root/.ci/consumer.c" -o "$out/static" $static_libs ||
+		die "static link failed"
+	if grep -q 'NEEDED.*libpurge' <<<"$(readelf -d "$out/static")"; then
+		die "the static consumer still needs libpurge.so"
+	fi
+	env -u LD_LIBRARY_PATH "$out/static" || die "static consumer failed"
 fi
-env -u LD_LIBRARY_PATH "$out/static" || die "static consumer failed"
 
-echo "check-install: ok (prefix $prefix, libdir $libdir)"
+echo "check-install: ok ($kind: shared $have_shared, static $have_static; prefix $prefix, libdir $libdir)"
