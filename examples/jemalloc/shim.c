@@ -59,11 +59,14 @@ int shim_cancel(void *addr, size_t len)
 	return purge_cancel(shim.q, addr, len);
 }
 
+/* The bytes threshold, with hysteresis: past max_bytes pending, settle the
+ * oldest ranges down to keep_bytes.  The most recently released ranges,
+ * the ones about to be reused, stay pending (and resident). */
 void shim_after_enqueue(void)
 {
 	struct purge_stats st;
 
-	if (!shim.cfg.keep_bytes)
+	if (!shim.cfg.max_bytes)
 		return;
 	purge_get_stats(shim.q, &st);
 	if (st.pending_bytes > shim.cfg.max_bytes) {
@@ -153,18 +156,18 @@ static bool env_flag(const char *name)
 /* Defaults: README.md, "Settings". */
 static void read_config(struct shim_config *c)
 {
-	uint64_t ranges = 64, bytes = 64 << 20, keep = 0, delay_ms = 1000;
-	uint64_t pool_max = (uint64_t)1 << 30, incremental = 0;
+	uint64_t ranges = 64, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
+	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);
 	env_size("PURGE_JEMALLOC_MAX_BYTES", 0, SIZE_MAX, &bytes);
-	env_size("PURGE_JEMALLOC_KEEP_BYTES", 0, SIZE_MAX, &keep);
+	env_size("PURGE_JEMALLOC_KEEP_BYTES", 0, bytes ? bytes - 1 : 0, &keep);
 	env_size("PURGE_JEMALLOC_MAX_DELAY_MS", 0, UINT64_MAX / 1000000, &delay_ms);
 	env_size("PURGE_JEMALLOC_POOL_MAX", 0, SIZE_MAX, &pool_max);
 	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
-	c->keep_bytes = keep < bytes ? (size_t)keep : 0;
+	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 4 : (size_t)keep;
 	c->max_delay_ns = delay_ms * 1000000;
 	c->pool_max = (size_t)pool_max;
 	c->incremental = incremental;
@@ -210,15 +213,22 @@ static int setup_queue(void)
 	struct purge_config qc = {
 	    .advice = shim.cfg.advice,
 	    .capacity = shim.cfg.max_ranges,
-	    /* keep_bytes: the shim flushes by bytes itself (purge_flush_to) */
-	    .max_pending_bytes = shim.cfg.keep_bytes ? 0 : shim.cfg.max_bytes,
+	    /* PURGE_INCREMENTAL: the count and age thresholds settle the
+	     * oldest `batch` ranges at a time, not the whole queue; a quarter
+	     * of the queue unless PURGE_BATCH says otherwise */
+	    .batch =
+	        shim.cfg.incremental && !getenv("PURGE_BATCH") ? (shim.cfg.max_ranges + 3) / 4 : 0,
+	    /* the bytes threshold is the shim's own: shim_after_enqueue */
+	    .max_pending_bytes = 0,
 	    .max_delay_ns = shim.cfg.max_delay_ns,
 	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0),
 	    .on_failure = on_failure,
 	};
 	struct purge_stats st;
-	int ret = purge_queue_create(&shim.q, &qc);
 
+	if (qc.batch > PURGE_BATCH_MAX)
+		qc.batch = PURGE_BATCH_MAX;
+	int ret = purge_queue_create(&shim.q, &qc);
 	if (ret)
 		return ret;
 	purge_get_stats(shim.q, &st);

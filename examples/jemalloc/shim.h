@@ -105,8 +105,8 @@ enum { STATS_OFF, STATS_TEXT, STATS_JSON };
 
 struct shim_config {
 	unsigned max_ranges;   /* queue capacity: flush at this many ranges */
-	size_t max_bytes;      /* flush once this much is pending */
-	size_t keep_bytes;     /* a bytes flush settles the oldest down to this */
+	size_t max_bytes;      /* past this much pending, flush the oldest... */
+	size_t keep_bytes;     /* ...down to this (purge_flush_to) */
 	uint64_t max_delay_ns; /* flush the ranges older than this */
 	size_t pool_max;       /* address space kept before munmap; 0 = no limit */
 	int advice;            /* MADV_DONTNEED or MADV_FREE */
@@ -150,7 +150,7 @@ extern struct je_hooks shim_hooks;
 int shim_cancel(void *addr, size_t len);
 /* Cancel what may be pending on [s, e), then munmap it. */
 void shim_unmap(uintptr_t s, uintptr_t e);
-/* After a purge_enqueue: purge_flush_to when over max_bytes (keep_bytes mode). */
+/* After a purge_enqueue: purge_flush_to(keep_bytes) when over max_bytes. */
 void shim_after_enqueue(void);
 
 /* ---- hooks.c: the fork gate --------------------------------------------- */

@@ -138,15 +138,16 @@ env LD_PRELOAD="$both" MALLOC_CONF=retain:true "$work" -t 4 -s 1M -j 90 -l 4 -d 
 	>"$tmp/$name.log" 2>&1 || fail "exit status $?"
 grep -q 'opt.retain is on: shim inactive' "$tmp/$name.log" || fail "no 'shim inactive' warning"
 
-# Partial flushes: PURGE_INCREMENTAL, and purge_flush_to down to a low
-# watermark.  Zero is decided by cancel's answer alone, whichever ranges a
-# flush settled.
-run incremental "$both" "$tiny PURGE_JEMALLOC_INCREMENTAL=1 PURGE_BATCH=1" \
+# Flushes: by default partial (purge_flush_to down to KEEP_BYTES, and
+# PURGE_INCREMENTAL for the count and age thresholds); here one range at a
+# time, then the whole queue every time.  Zero is decided by cancel's
+# answer alone, whichever ranges a flush settled.
+run batch1 "$both" "$tiny PURGE_BATCH=1" -t 4 -s 256K -j 50 -l 4 -r 100 -d 1 -z
+stat_min flush_to 1
+stat_min zero_ranges 1
+run whole "$both" "$tiny PURGE_JEMALLOC_INCREMENTAL=0 PURGE_JEMALLOC_KEEP_BYTES=0" \
 	-t 4 -s 256K -j 50 -l 4 -r 100 -d 1 -z
 stat_min flushes 2
-stat_min zero_ranges 1
-run flush-to "$both" "$tiny PURGE_JEMALLOC_KEEP_BYTES=256K" -t 4 -s 256K -j 50 -l 4 -r 100 -d 1 -z
-stat_min flush_to 1
 stat_min zero_ranges 1
 
 # fork() 200 times while 4 threads allocate: the atfork handlers must leave
@@ -154,6 +155,7 @@ stat_min zero_ranges 1
 if [ -n "$storm" ]; then
 	name=fork
 	echo "== $name: LD_PRELOAD='$both' $storm -t 4 -n 200"
+	# shellcheck disable=SC2086 # $tiny is a list of VAR=value words
 	env LD_PRELOAD="$both" PURGE_JEMALLOC_STATS=1 $tiny \
 		timeout 120 "$storm" -t 4 -n 200 >"$tmp/$name.log" 2>&1
 	rc=$?
