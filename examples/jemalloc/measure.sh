@@ -12,6 +12,10 @@
 #   shim       shim + jemalloc, dirty_decay_ms:0,muzzy_decay_ms:0, libpurge defaults
 #   shim-loop  the same with PURGE_MODE=loop (one madvise per range)
 #   shim@SIZE  (with -m SIZE,...) shim with PURGE_JEMALLOC_MAX_BYTES=SIZE
+#   NAME       (with -c 'NAME VAR=VALUE...') shim with those variables
+#
+# -k 'CONFIG...' runs only those configurations (nopurge and immediate are
+# always kept: the relative columns need them).
 #
 # Syscalls and page faults are counted with perf's syscall tracepoints
 # (in-kernel counters, no slowdown); without perf, a second pass under
@@ -19,6 +23,7 @@
 #
 # usage: measure.sh -w EBIZZY_LITE -s LIBPURGE_JEMALLOC [-j LIBJEMALLOC]
 #                   [-r reps] [-d seconds] [-o outdir] [-m SIZE,...]
+#                   [-c 'NAME VAR=VALUE...']... [-k 'CONFIG...']
 #                   [-x "workload args"]...
 # Each -x adds a scenario (default: the brief's shape, then a varying one).
 # Scenario arguments and configuration environments are word lists, split
@@ -34,8 +39,10 @@ secs=5
 out=""
 scenarios=""
 sizes=""
+extra=""
+keep=""
 
-while getopts "w:s:j:r:d:o:x:m:" opt; do
+while getopts "w:s:j:r:d:o:x:m:c:k:" opt; do
 	case $opt in
 	w) work=$OPTARG ;;
 	s) shim=$OPTARG ;;
@@ -45,8 +52,11 @@ while getopts "w:s:j:r:d:o:x:m:" opt; do
 	o) out=$OPTARG ;;
 	x) scenarios="$scenarios|$OPTARG" ;;
 	m) sizes=$(echo "$OPTARG" | tr ',' ' ') ;;
+	c) extra="$extra|$OPTARG" ;;
+	k) keep=$OPTARG ;;
 	*) echo "usage: $0 -w ebizzy-lite -s libpurge_jemalloc.so [-j libjemalloc.so.2]" \
-		"[-r reps] [-d seconds] [-o outdir] [-m SIZE,...] [-x 'workload args']..." >&2
+		"[-r reps] [-d seconds] [-o outdir] [-m SIZE,...] [-c 'NAME VAR=VALUE...']..." \
+		"[-k 'CONFIG...'] [-x 'workload args']..." >&2
 	   exit 1 ;;
 	esac
 done
@@ -70,6 +80,17 @@ configs="nopurge immediate default shim shim-loop"
 for m in $sizes; do
 	configs="$configs shim@$m"
 done
+# -c: the first word names the configuration
+extra_names=$(echo "$extra" | tr '|' '\n' | awk 'NF { printf "%s ", $1 }')
+configs="$configs $extra_names"
+if [ -n "$keep" ]; then
+	sel="nopurge immediate"
+	for c in $configs; do
+		case " $keep " in *" $c "*) [ "$c" = nopurge ] || [ "$c" = immediate ] ||
+			sel="$sel $c" ;; esac
+	done
+	configs=$sel
+fi
 nconf=$(echo "$configs" | wc -w)
 decay0="MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0"
 
@@ -82,6 +103,8 @@ config_env() {
 	shim-loop) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1 PURGE_MODE=loop" ;;
 	shim@*) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1" \
 		"PURGE_JEMALLOC_MAX_BYTES=${1#shim@}" ;;
+	*) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1" \
+		"$(echo "$extra" | tr '|' '\n' | awk -v n="$1" '$1 == n { $1 = ""; print }')" ;;
 	esac
 }
 
@@ -172,21 +195,21 @@ header() {
 	echo "# measure.sh $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "# kernel $(uname -r) $(uname -m), $(nproc) CPUs," \
 		"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-	echo "# $(sed -n 's/^ebizzy-lite: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.default.1.log)," \
-		"libpurge $(sed -n 's/^libpurge: backend=\([a-z]*\).*/backend \1/p' \
-		"$out"/s1.shim.1.err | head -n 1), counters: $counter"
+	echo "# $(sed -n 's/^ebizzy-lite: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.nopurge.1.log)," \
+		"libpurge $(sed -n 's/^libpurge: backend \([a-z]*\)$/backend \1/p' \
+		"$out"/s1.shim.1.err 2>/dev/null | head -n 1), counters: $counter"
 	echo "# reps=$reps seconds=$secs; load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 report_scenario() { # index args
 	echo
 	echo "## scenario $1: ebizzy-lite -d $secs $2  (medians of $reps)"
-	printf '%-10s %12s %9s %9s %9s %11s %9s %9s %8s\n' config records/s "rel" \
+	printf '%-12s %12s %9s %9s %9s %11s %9s %9s %8s\n' config records/s "rel" \
 		peakMiB avgMiB "purge/1kch" "faults/ch" "cpums/ch" munmap
 	base=$(median "$1" nopurge 4)
 	for c in $configs; do
 		r=$(median "$1" "$c" 4)
-		printf '%-10s %12.0f %8.0f%% %9.1f %9.1f %11.1f %9.0f %9.2f %8.0f\n' "$c" "$r" \
+		printf '%-12s %12.0f %8.0f%% %9.1f %9.1f %11.1f %9.0f %9.2f %8.0f\n' "$c" "$r" \
 			"$(echo "$r $base" | awk '{ print ($2 > 0) ? 100 * $1 / $2 : 0 }')" \
 			"$(median "$1" "$c" 7 | awk '{ print $1 / 1024 }')" \
 			"$(median "$1" "$c" 8 | awk '{ print $1 / 1024 }')" \
@@ -196,7 +219,7 @@ report_scenario() { # index args
 	imm_rss=$(median "$1" immediate 7)
 	imm_sc=$(median "$1" immediate 15)
 	for c in $configs; do
-		case $c in shim*) ;; *) continue ;; esac
+		case $c in nopurge | immediate | default) continue ;; esac
 		echo "$c: throughput $(echo "$(median "$1" "$c" 4) $base" |
 			awk '{ printf "%.0f%%", 100 * $1 / $2 }') of nopurge (goal >= 80%)," \
 			"peak RSS $(echo "$(median "$1" "$c" 7) $imm_rss" |
