@@ -50,9 +50,10 @@ struct je_hooks {
 
 /* ---- pool.c ------------------------------------------------------------ */
 
-/* pool_range.queued for a range that must never be reported zero: its purge
- * was cancelled or failed, the advice does not zero (MADV_FREE), or it was
- * released twice.  0: never queued (an untouched fresh mapping). */
+/* pool_range.queued for a range that must never be reported zero: its
+ * enqueue or its purge failed, the advice does not zero (MADV_FREE), it was
+ * released twice, or it was put back unpurged.  0: never queued (an
+ * untouched fresh mapping). */
 #define POOL_DIRTY UINT64_MAX
 
 struct pool_range {
