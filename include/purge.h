@@ -228,7 +228,8 @@ int purge_cancel(purge_queue *q, void *addr, size_t len);
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
- * purge_flush).  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
+ * purge_flush).  Of equal ages, ranges settle in enqueue order, then the
+ * parts cancels split off, by address.  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
  * may lag CLOCK_MONOTONIC by a tick (1-10 ms): a range may count as that
  * much older, never younger.  Returns what purge_flush returns.  O(k log n)
  * for the k ranges settled out of n pending, plus the system calls. */

@@ -25,8 +25,6 @@
 #define USER_TOP UINTPTR_MAX
 #endif
 
-#define SPARE 2 /* free pieces a cancel needs: one split, plus the one it trims */
-
 int purge_version(void)
 {
 	return PURGE_VERSION;
@@ -156,8 +154,9 @@ int purge_cancel(purge_queue *q, void *addr, size_t len)
 	/* widen outward: cancelling too much is safe, too little is not */
 	uintptr_t s = a & ~(q->page - 1), e = (a + len + q->page - 1) & ~(q->page - 1);
 	struct purge__cut cut;
-	if (purge__store_room(&q->s) < SPARE)
-		purge__drain_room(q, SPARE);
+	for (uint32_t need;
+	     (need = purge__store_cancel_splits(&q->s, s, e)) > purge__store_room(&q->s);)
+		purge__drain_room(q, need); /* settles the oldest: some may be the ones to split */
 	purge__store_cancel(&q->s, s, e, &cut);
 	purge__books_cancelled(q, &cut);
 	PURGE_TRACE4(cancel, q, s, e - s, cut.bytes);

@@ -91,10 +91,12 @@ struct purge__ref {
 	uint32_t id, seq;
 };
 
-/* A reference in the late heap, ordered by stamp, then by when it was
- * split off. */
+/* A reference in the late heap: a split part, ordered by age, then by its
+ * bounds when it was split off.  Later trims move them inside that slot, so
+ * parts of one enqueued range keep their address order. */
 struct purge__lref {
-	uint64_t stamp, order;
+	uint64_t stamp;
+	uintptr_t start, end; /* the piece's bounds when it was pushed */
 	uint32_t id, seq;
 };
 
@@ -102,7 +104,8 @@ struct purge__lref {
  * Age order: the ring holds the pieces in enqueue order, which is stamp
  * order; a piece split off by a cancel keeps its old stamp and goes to the
  * late heap instead.  The oldest pending piece heads one of the two; of
- * equal stamps the ring's comes first, then split parts in split order.
+ * equal stamps the ring's come first, in enqueue order, then split parts by
+ * address.
  * Address order: the index, brought up to date lazily (ring positions
  * [syncp, tail) are not in it yet) by the first call that needs it.
  */
@@ -118,7 +121,6 @@ struct purge__store {
 	uint64_t newest; /* stamp of the last piece added */
 	struct purge__lref *late;
 	uint32_t nlate, nlate_max;
-	uint64_t splits; /* order of the next late entry */
 	uint32_t *ovl;
 	uint32_t novl;
 	struct purge__index idx;
@@ -199,7 +201,8 @@ struct purge__cut {
 	uint32_t gone;  /* pieces removed */
 	uint32_t split; /* pieces added by splits */
 };
-/* Needs purge__store_room() >= 2. */
+uint32_t purge__store_cancel_splits(struct purge__store *s, uintptr_t a, uintptr_t b);
+/* Needs purge__store_room() >= purge__store_cancel_splits(). */
 void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
                          struct purge__cut *out);
 uint64_t purge__store_oldest(const struct purge__store *s);

@@ -15,6 +15,7 @@
  */
 #include "compat.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "internal.h"
@@ -68,9 +69,12 @@ void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, v
 
 /* ---- pool --------------------------------------------------------------- */
 
+/* The caller made room: purge__store_room() is at least the pieces it adds. */
 static uint32_t piece_new(struct purge__store *s)
 {
 	uint32_t id = s->free;
+
+	assert(s->live < s->npieces);
 
 	if (id != NONE)
 		s->free = (uint32_t)s->piece[id].start;
@@ -86,7 +90,8 @@ static void piece_free(struct purge__store *s, uint32_t id)
 {
 	struct purge__piece *p = &s->piece[id];
 
-	s->untidy |= s->ring[s->head & s->rmask].id == id || (s->nlate && s->late[0].id == id);
+	s->untidy |= (s->head < s->tail && s->ring[s->head & s->rmask].id == id) ||
+	             (s->nlate && s->late[0].id == id);
 	p->seq++;
 	p->info = PIECE_FREE;
 	p->start = s->free;
@@ -119,9 +124,14 @@ static void ring_push(struct purge__store *s, uint32_t id)
 	s->ring[s->tail++ & s->rmask] = (struct purge__ref){id, s->piece[id].seq};
 }
 
+/* Older first; of equal ages the lower address, then the shorter range:
+ * an order the contract can state (parts split off by one cancel have no
+ * other order of their own). */
 static bool late_before(const struct purge__lref *a, const struct purge__lref *b)
 {
-	return a->stamp < b->stamp || (a->stamp == b->stamp && a->order < b->order);
+	if (a->stamp != b->stamp)
+		return a->stamp < b->stamp;
+	return a->start != b->start ? a->start < b->start : a->end < b->end;
 }
 
 static void late_sift_up(struct purge__lref *h, uint32_t i)
@@ -169,7 +179,7 @@ static void late_push(struct purge__store *s, uint32_t id)
 
 	if (s->nlate == s->nlate_max)
 		late_rebuild(s);
-	s->late[s->nlate] = (struct purge__lref){p->stamp, s->splits++, id, p->seq};
+	s->late[s->nlate] = (struct purge__lref){p->stamp, p->start, p->end, id, p->seq};
 	late_sift_up(s->late, s->nlate++);
 }
 
@@ -435,6 +445,29 @@ static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struc
 		if (end == b || !purge__idx_find_ge(&s->idx, end, &pos))
 			return;
 	}
+}
+
+/* Pieces a cancel of [a, b) adds by splitting: one for each pending piece
+ * that holds [a, b) strictly inside, at most one of them indexed (indexed
+ * pieces are disjoint), the others in the overlap list.  Counted exactly
+ * only when the bound 1 + novl is more than the room there is. */
+uint32_t purge__store_cancel_splits(struct purge__store *s, uintptr_t a, uintptr_t b)
+{
+	struct purge__ipos pos;
+	uint32_t n = 0;
+
+	if (s->live == 0 || b <= s->lo || a >= s->hi)
+		return 0;
+	sync(s);
+	if (1 + s->novl <= purge__store_room(s))
+		return 1 + s->novl;
+	if (purge__idx_find_le(&s->idx, a, &pos)) {
+		const struct purge__piece *p = &s->piece[purge__idx_val(&s->idx, &pos)];
+		n += p->start < a && p->end > b;
+	}
+	for (uint32_t k = 0; k < s->novl; k++)
+		n += s->piece[s->ovl[k]].start < a && s->piece[s->ovl[k]].end > b;
+	return n;
 }
 
 void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,

@@ -24,11 +24,11 @@ struct fake_kernel {
 	uint16_t *purged; /* times each page was purged */
 	int *fail;        /* negative errno for a page that cannot be advised */
 	/* process_madvise behaviour */
-	int path;     /* what the probe says: PURGE_BACKEND_* */
-	bool probed;  /* path(probe = false) answers 0 until a probe ran */
+	int path;         /* what the probe says: PURGE_BACKEND_* */
+	bool probed;      /* path(probe = false) answers 0 until a probe ran */
 	uint64_t now;     /* the clock, ns: coarse and fine alike */
 	uint64_t call_ns; /* each system call moves the clock this much */
-	int refuse;   /* negative errno for every call once calls >= refuse_after */
+	int refuse;       /* negative errno for every call once calls >= refuse_after */
 	unsigned refuse_after;
 	bool madv_refuses_too;        /* EPERM on madvise as well (sealed) */
 	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */

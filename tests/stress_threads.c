@@ -145,6 +145,8 @@ static void run(purge_queue **qs)
 
 /* ---- fork ---------------------------------------------------------------- */
 
+#ifndef UNDER_TSAN
+
 static purge_queue *forked_q;
 
 static void prepare(void)
@@ -207,6 +209,7 @@ static void forks(purge_queue *q)
 	join(qs);
 	munmap(cr, CHILD * page);
 }
+#endif
 
 static void unmap_all(void)
 {

@@ -517,6 +517,13 @@ Test(kernel, probe_under_mlockall_stays_vectored)
 {
 	struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	cr_skip_test("mlockall would lock the sanitizer's shadow memory (terabytes)");
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	cr_skip_test("mlockall would lock the sanitizer's shadow memory (terabytes)");
+#endif
+#endif
 	setrlimit(RLIMIT_MEMLOCK, &rl);
 	if (syscall(SYS_mlockall, MCL_CURRENT | MCL_FUTURE) != 0)
 		cr_skip_test("mlockall: %s (needs CAP_IPC_LOCK or a large RLIMIT_MEMLOCK)",

@@ -12,13 +12,16 @@
 
 /* ---- the list ------------------------------------------------------------ */
 
+/* "Equal ages settle in enqueue order, parts split off by a cancel after
+ * the rest, by address" (the driver gives every enqueue its own time, so
+ * equal ages are parts of one enqueued range). */
 static bool older(const struct mrange *a, const struct mrange *b)
 {
 	if (a->stamp != b->stamp)
 		return a->stamp < b->stamp;
 	if (a->split != b->split)
 		return !a->split;
-	return a->seq < b->seq;
+	return a->split ? a->s < b->s : a->seq < b->seq;
 }
 
 static size_t oldest_at(const struct fz *z)
@@ -139,13 +142,28 @@ void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e)
 {
 	size_t flagged = 0, more = 0;
+	bool any = false;
 
 	for (size_t k = 0; k < z->n; k++) {
 		bool hit = z->l[k].s < e && s < z->l[k].e;
 		flagged += z->l[k].flag;
 		more += hit && !z->l[k].flag;
+		any |= hit;
 	}
-	return !more || flagged + more + 1 <= OVLB;
+	return !any || flagged + more + 1 <= OVLB;
+}
+
+/* Would cancelling [s, e) keep the overlapping ranges within OVLB?  A
+ * split of one of them is one more. */
+bool m_cancel_ok(const struct fz *z, uintptr_t s, uintptr_t e)
+{
+	size_t flagged = 0, splits = 0;
+
+	for (size_t k = 0; k < z->n; k++) {
+		flagged += z->l[k].flag;
+		splits += z->l[k].flag && z->l[k].s < s && z->l[k].e > e;
+	}
+	return !splits || flagged + splits <= OVLB;
 }
 
 /* "ranges inside it are dropped, ranges overlapping it are trimmed or
@@ -163,7 +181,6 @@ static bool cut(struct fz *z, size_t k, uintptr_t a, uintptr_t b)
 		struct mrange r = *p;
 		r.s = b;
 		r.split = true;
-		r.seq = ++z->splits;
 		p->e = a;
 		z->pend -= r.e - r.s; /* add() counts it again */
 		add(z, r);
@@ -175,11 +192,24 @@ static bool cut(struct fz *z, size_t k, uintptr_t a, uintptr_t b)
 	return true;
 }
 
+/* Ranges a cancel of [a, b) splits: those that hold it strictly inside. */
+static size_t splits(const struct fz *z, uintptr_t a, uintptr_t b)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < z->n; k++)
+		n += z->l[k].s < a && z->l[k].e > b;
+	return n;
+}
+
 bool m_cancel(struct fz *z, uintptr_t a, uintptr_t b)
 {
 	bool any = false;
 
-	room(z, 2);
+	/* "when splits have used up the queue's spare room the oldest batch
+	 * ranges are settled first" */
+	for (size_t need; (need = splits(z, a, b)) > pool(z) - z->n;)
+		room(z, need);
 	for (size_t k = 0; k < z->n;) {
 		any |= cut(z, k, a, b);
 		if (z->l[k].s >= z->l[k].e)
@@ -273,10 +303,11 @@ static uint64_t check_reports(struct fz *z)
 }
 
 /* Settled pages: a refused page keeps its bytes; a range with none is zero;
- * the rest of a failed range may be either. */
-static void expect_settled(struct fz *z)
+ * the rest of a failed range may be either.  Called once the library call
+ * returned, before the driver writes to any page again. */
+void m_expect_settled(struct fz *z)
 {
-	for (size_t k = 0; k < z->ndone; k++) {
+	for (size_t k = z->nexpect; k < z->ndone; k++) {
 		const struct mrange *d = &z->done[k];
 		bool clean = !refusal_possible(z);
 		for (uintptr_t a = d->s; a < d->e; a += z->page)
@@ -287,11 +318,17 @@ static void expect_settled(struct fz *z)
 				z->expect[i] = clean ? E_ZERO : E_ANY;
 		}
 	}
+	z->nexpect = z->ndone;
 }
 
 /* What the operation settled and reported, for a failure message. */
 static void dump(const struct fz *z)
 {
+	fprintf(stderr, "fuzz: pending in the model:");
+	for (size_t k = 0; k < z->n; k++)
+		fprintf(stderr, " %zu+%zu%s", fz_pidx(z, z->l[k].s),
+		        (size_t)(z->l[k].e - z->l[k].s) / z->page, z->l[k].flag ? "*" : "");
+	fputc('\n', stderr);
 	fprintf(stderr, "fuzz: capacity %u batch %u flags %#x mode %d max_call_bytes %zu\n",
 	        z->cfg.capacity, purge_get_batch(z->q), z->cfg.flags, z->cfg.mode,
 	        z->cfg.max_call_bytes);
@@ -318,7 +355,7 @@ static void check_books(struct fz *z)
 		settled += z->done[k].e - z->done[k].s;
 	uint64_t dp = st.purged_bytes - z->seen_purged, df = st.failed_bytes - z->seen_failed;
 	fail_bounds(z, &lo, &hi);
-	if (lo > df || df > hi)
+	if (lo > df || df > hi || dp + df != settled)
 		dump(z);
 	CHECK(z, dp + df == settled, "settled %llu + %llu, model %llu", (unsigned long long)dp,
 	      (unsigned long long)df, (unsigned long long)settled);
@@ -362,6 +399,8 @@ static bool page_is(const struct fz *z, size_t i, uint8_t b)
 
 static void check_pages(struct fz *z)
 {
+	if (z->o->verbose)
+		dump(z);
 	for (size_t i = 0; i < NP; i++) {
 		if (pending(z, i) || z->expect[i] == E_ANY)
 			continue;
@@ -375,11 +414,11 @@ static void check_pages(struct fz *z)
 void m_check(struct fz *z)
 {
 	check_books(z);
-	expect_settled(z);
+	m_expect_settled(z);
 	check_pages(z);
 	CHECK(z, purge_oldest_ns(z->q) == m_oldest(z), "oldest %llu, model %llu",
 	      (unsigned long long)purge_oldest_ns(z->q), (unsigned long long)m_oldest(z));
 	CHECK(z, z->fk.violations == 0, "the library sent a bad iovec");
-	z->ndone = 0;
+	z->ndone = z->nexpect = 0;
 	z->nf = 0;
 }

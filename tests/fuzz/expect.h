@@ -44,12 +44,12 @@ struct fz {
 	/* the model */
 	struct mrange l[MAXL];
 	size_t n;
-	uint64_t enq, canc, pend, flushes, seq, splits;
+	uint64_t enq, canc, pend, flushes, seq;
 	uint8_t expect[NP], pat[NP], locked[NP];
 	unsigned gen;
 	/* what the current operation settled, and its reports */
 	struct mrange done[2 * MAXL];
-	size_t ndone;
+	size_t ndone, nexpect; /* settled; of those, with expectations set */
 	struct {
 		uintptr_t s, e;
 		int err;
@@ -77,7 +77,11 @@ void m_flush_all(struct fz *z);
 void m_flush_older(struct fz *z, uint64_t age);
 void m_flush_to(struct fz *z, uint64_t keep);
 bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e);
+bool m_cancel_ok(const struct fz *z, uintptr_t s, uintptr_t e);
 uint64_t m_oldest(const struct fz *z);
+/* Page expectations of what was settled so far: before the driver writes
+ * pages the same operation touched. */
+void m_expect_settled(struct fz *z);
 /* After every operation. */
 void m_check(struct fz *z);
 void m_reset(struct fz *z);

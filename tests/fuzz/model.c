@@ -111,11 +111,16 @@ static void op_enqueue(struct fz *z)
 	if (want == 0 && e > s && te > ts) {
 		if (!m_overlap_ok(z, ts, te))
 			return; /* keep overlapping enqueues under purge_cancel's limit */
+		m_expect_settled(z);
 		for (uintptr_t a = ts; a < te; a += z->page)
 			fz_write_page(z, fz_pidx(z, a)); /* the allocator's dirty data */
+		z->fk.now = ++z->now; /* every enqueue its own time: no equal ages */
 		m_enqueue(z, ts, te);
 	}
 	int ret = purge_enqueue(z->q, (void *)s, e - s);
+	if (z->o->verbose)
+		fprintf(stderr, "  enqueue %zu+%zu pages: %d\n", fz_pidx(z, ts),
+		        te > ts ? (size_t)(te - ts) / z->page : 0, ret);
 	CHECK(z, ret == want, "enqueue %zu+%zu: %d, want %d", fz_pidx(z, s), (size_t)(e - s), ret,
 	      want);
 }
@@ -126,10 +131,16 @@ static void op_cancel(struct fz *z)
 
 	pick_range(z, &s, &e);
 	uintptr_t ws = s & ~mask, we = (e + mask) & ~mask;
+	if (!m_cancel_ok(z, ws, we))
+		return; /* keep overlapping ranges under purge_cancel's limit */
 	int want = e > s ? m_cancel(z, ws, we) : 0;
 	int ret = purge_cancel(z->q, (void *)s, e - s);
+	if (z->o->verbose)
+		fprintf(stderr, "  cancel %zu+%zu pages: %d\n", fz_pidx(z, ws),
+		        (size_t)(we - ws) / z->page, ret);
 	CHECK(z, ret == want, "cancel %zu+%zu: %d, want %d", fz_pidx(z, s), (size_t)(e - s), ret,
 	      want);
+	m_expect_settled(z); /* a cancel may settle the oldest first */
 	if (e > s)
 		for (uintptr_t a = ws; a < we; a += z->page)
 			fz_write_page(z, fz_pidx(z, a)); /* reused: live again */
@@ -274,6 +285,10 @@ static void op_reconfigure(struct fz *z)
 static void one_op(struct fz *z)
 {
 	uint32_t k = rnd(z->src, 100);
+
+	if (z->o->verbose)
+		fprintf(stderr, "op %llu: kind %u, %zu pending, now %llu\n",
+		        (unsigned long long)z->op, k, z->n, (unsigned long long)z->now);
 
 	if (k < 36)
 		op_enqueue(z);
