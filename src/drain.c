@@ -41,8 +41,10 @@ static int run(purge_queue *q, size_t n)
 	const struct purge_stats was = q->st;
 
 	PURGE_TRACE3(flush_start, q, n, q->st.pending_bytes);
-	purge__sort(q->sel, q->tmp, n);
-	overlaps_last(q->sel, q->tmp, n);
+	if (!(q->set.flags & PURGE_NO_COALESCE)) { /* else as taken: enqueue order */
+		purge__sort(q->sel, q->tmp, n);
+		overlaps_last(q->sel, q->tmp, n);
+	}
 	purge__flush_run(q, q->sel, n);
 	uint64_t failed = q->st.failed_ranges - was.failed_ranges;
 	PURGE_TRACE5(flush_done, q, n,
