@@ -35,13 +35,15 @@ static void overlaps_last(struct purge__kv *a, struct purge__kv *tmp, size_t n)
 	memcpy(a + k, tmp, r * sizeof(*a));
 }
 
-/* Settle sel[0..n): returns the on_failure reports it made. */
-static int run(purge_queue *q, size_t n)
+/* Settle sel[0..n) (ordered: already sorted, no overlaps): returns the
+ * on_failure reports it made. */
+static int run(purge_queue *q, size_t n, bool ordered)
 {
 	const struct purge_stats was = q->st;
 
 	PURGE_TRACE3(flush_start, q, n, q->st.pending_bytes);
-	if (!(q->set.flags & PURGE_NO_COALESCE)) { /* else as taken: enqueue order */
+	/* PURGE_NO_COALESCE: as taken, enqueue order for a full flush */
+	if (!ordered && !(q->set.flags & PURGE_NO_COALESCE)) {
 		purge__sort(q->sel, q->tmp, n);
 		overlaps_last(q->sel, q->tmp, n);
 	}
@@ -63,9 +65,11 @@ int purge__drain_all(purge_queue *q, bool automatic)
 {
 	if (q->s.live == 0)
 		return 0;
+	bool ordered;
 	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, automatic);
-	int ret = run(q, purge__store_take_all(&q->s, q->sel));
+	size_t n = purge__store_take_all(&q->s, q->sel, &ordered);
+	int ret = run(q, n, ordered);
 	purge__books_flush_end(q, t0);
 	q->busy = false;
 	return ret;
@@ -77,7 +81,7 @@ static int drain_oldest(purge_queue *q, bool automatic, uint64_t max_stamp, uint
 	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, automatic);
 	size_t n = purge__store_take_oldest(&q->s, q->sel, SIZE_MAX, max_stamp, max_bytes);
-	int ret = run(q, n);
+	int ret = run(q, n, false);
 	purge__books_flush_end(q, t0);
 	q->busy = false;
 	return ret;
@@ -114,7 +118,7 @@ static int rounds(purge_queue *q, unsigned (*over)(purge_queue *, uint64_t), uin
 	uint64_t t0 = purge__books_flush_begin(q, true);
 	do {
 		n = purge__store_take_oldest(&q->s, q->sel, q->set.batch, UINT64_MAX, UINT64_MAX);
-		ret = add_reports(ret, run(q, n));
+		ret = add_reports(ret, run(q, n, false));
 	} while (n && (over(q, now) & which));
 	purge__books_flush_end(q, t0);
 	q->busy = false;
@@ -166,7 +170,7 @@ int purge__drain_ovl(purge_queue *q)
 		return 0;
 	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, true);
-	int ret = run(q, purge__store_take_ovl(&q->s, q->sel));
+	int ret = run(q, purge__store_take_ovl(&q->s, q->sel), false);
 	purge__books_flush_end(q, t0);
 	q->busy = false;
 	return ret;

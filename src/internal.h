@@ -20,6 +20,13 @@
 #include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
+
+#ifdef CLOCK_MONOTONIC_COARSE
+#define PURGE_CLOCK_COARSE CLOCK_MONOTONIC_COARSE
+#else
+#define PURGE_CLOCK_COARSE CLOCK_MONOTONIC
+#endif
 
 #include "purge.h"
 
@@ -49,7 +56,7 @@ struct purge__backend {
 	void (*demote)(void *ctx, int advice);
 	/* CLOCK_MONOTONIC in ns; coarse: CLOCK_MONOTONIC_COARSE, cheaper, up
 	 * to one tick behind, never ahead.  NULL: the system's clocks, read
-	 * without an indirect call (purge__now) */
+	 * inline by purge__now() */
 	uint64_t (*now)(void *ctx, bool coarse);
 	void *ctx;
 };
@@ -176,11 +183,14 @@ static inline void purge__unlock(const purge_queue *q)
 		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
 }
 
-uint64_t purge__clock_ns(bool coarse);
-
 static inline uint64_t purge__now(const purge_queue *q, bool coarse)
 {
-	return q->be->now ? q->be->now(q->be->ctx, coarse) : purge__clock_ns(coarse);
+	struct timespec ts;
+
+	if (q->be->now)
+		return q->be->now(q->be->ctx, coarse);
+	clock_gettime(coarse ? PURGE_CLOCK_COARSE : CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* sort.c */
@@ -211,7 +221,8 @@ uint64_t purge__store_oldest(const struct purge__store *s);
  * bytes taken so far are < max_bytes.  Returns the count. */
 size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, size_t max,
                                 uint64_t max_stamp, uint64_t max_bytes);
-size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel);
+/* Everything pending; *ordered: in address order without overlaps. */
+size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel, bool *ordered);
 size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel);
 
 /* flush.c: settle sel[0..n) (sorted): batching, coalescing, error

@@ -514,22 +514,27 @@ size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, s
 	return n;
 }
 
-size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel)
+static void take_copy(struct purge__kv *sel, size_t *n, const struct purge__piece *p, bool *ordered)
+{
+	if (*n && p->start < sel[*n - 1].key + sel[*n - 1].val)
+		*ordered = false;
+	sel[(*n)++] = (struct purge__kv){p->start, p->end - p->start};
+}
+
+size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel, bool *ordered)
 {
 	size_t n = 0;
 
 	/* everything goes: copy, then start over instead of detaching */
+	*ordered = true;
 	for (uint64_t r = s->head; r < s->tail; r++) {
 		struct purge__ref ref = s->ring[r & s->rmask];
 		if (ref_ok(s, ref))
-			sel[n++] = (struct purge__kv){
-			    s->piece[ref.id].start, s->piece[ref.id].end - s->piece[ref.id].start};
+			take_copy(sel, &n, &s->piece[ref.id], ordered);
 	}
-	for (uint32_t i = 0; i < s->nlate; i++) {
-		const struct purge__piece *p = &s->piece[s->late[i].id];
+	for (uint32_t i = 0; i < s->nlate; i++)
 		if (lref_ok(s, s->late[i]))
-			sel[n++] = (struct purge__kv){p->start, p->end - p->start};
-	}
+			take_copy(sel, &n, &s->piece[s->late[i].id], ordered);
 	reset(s);
 	return n;
 }

@@ -12,10 +12,6 @@
 #include "internal.h"
 #include "syscall.h"
 
-#ifndef CLOCK_MONOTONIC_COARSE
-#define CLOCK_MONOTONIC_COARSE CLOCK_MONOTONIC
-#endif
-
 /* Process-wide probe result per advice (the library's only mutable global
  * state): 0 = not known yet, else PURGE_BACKEND_*. */
 #define PROBE_SLOTS 32
@@ -104,19 +100,11 @@ static int sys_madv(void *ctx, void *addr, size_t len, int advice)
 	return purge__sys_madvise(addr, len, advice);
 }
 
-uint64_t purge__clock_ns(bool coarse)
-{
-	struct timespec ts;
-
-	clock_gettime(coarse ? CLOCK_MONOTONIC_COARSE : CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 const struct purge__backend purge__sys_backend = {
     .pmadv = sys_pmadv,
     .madv = sys_madv,
     .path = sys_path,
     .demote = sys_demote,
-    .now = NULL, /* purge__clock_ns, called directly */
+    .now = NULL, /* purge__now() reads the system clocks without a call */
     .ctx = NULL,
 };
