@@ -78,8 +78,8 @@ static uint32_t piece_new(struct purge__store *s)
 
 	if (id != NONE)
 		s->free = (uint32_t)s->piece[id].start;
-	else
-		id = s->bump++;
+	else /* first use since the store started over: nothing refers to it */
+		s->piece[id = s->bump++].seq = 0;
 	s->live++;
 	return id;
 }
