@@ -167,7 +167,7 @@ static void read_config(struct shim_config *c)
 	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
-	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 4 : (size_t)keep;
+	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 2 : (size_t)keep;
 	c->max_delay_ns = delay_ms * 1000000;
 	c->pool_max = (size_t)pool_max;
 	c->incremental = incremental;
