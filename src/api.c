@@ -154,10 +154,9 @@ int purge_cancel(purge_queue *q, void *addr, size_t len)
 	/* widen outward: cancelling too much is safe, too little is not */
 	uintptr_t s = a & ~(q->page - 1), e = (a + len + q->page - 1) & ~(q->page - 1);
 	struct purge__cut cut;
-	for (uint32_t need;
-	     (need = purge__store_cancel_splits(&q->s, s, e)) > purge__store_room(&q->s);)
-		purge__drain_room(q, need); /* settles the oldest: some may be the ones to split */
-	purge__store_cancel(&q->s, s, e, &cut);
+	/* settles the oldest: some of them may be the ranges to split */
+	for (uint32_t need; (need = purge__store_cancel(&q->s, s, e, &cut)) != 0;)
+		purge__drain_room(q, need);
 	purge__books_cancelled(q, &cut);
 	PURGE_TRACE4(cancel, q, s, e - s, cut.bytes);
 	if (q->s.novl > PURGE_OVL_MAX)
@@ -230,8 +229,10 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 	out->advice = q->set.advice;
 	out->backend = q->backend;
 	/* another queue may have demoted the process since our last flush */
-	if (q->set.mode == PURGE_MODE_AUTO && q->be->path(q->be->ctx, q->set.advice, false) > 0)
-		out->backend = q->be->path(q->be->ctx, q->set.advice, false);
+	int now =
+	    q->set.mode == PURGE_MODE_AUTO ? q->be->path(q->be->ctx, q->set.advice, false) : 0;
+	if (now > 0)
+		out->backend = now;
 	out->zeroed = purge__advice_zeroes(q->set.advice);
 	out->env_ignored = q->set.env_ignored;
 	purge__unlock(q);

@@ -106,9 +106,9 @@ int purge__drain_to(purge_queue *q, size_t keep_bytes)
 	return drain_oldest(q, false, UINT64_MAX, q->st.pending_bytes - keep_bytes);
 }
 
-/* Rounds of the oldest `batch` ranges, one call each, while over[] says
- * so; one flush in the stats. */
-static int rounds(purge_queue *q, unsigned (*over)(purge_queue *, uint64_t), uint64_t now,
+/* Rounds of the oldest `batch` ranges, one call each, while over(q, arg)
+ * still has a bit of `which`; one flush in the stats. */
+static int rounds(purge_queue *q, unsigned (*over)(purge_queue *, uint64_t), uint64_t arg,
                   unsigned which)
 {
 	int ret = 0;
@@ -119,7 +119,7 @@ static int rounds(purge_queue *q, unsigned (*over)(purge_queue *, uint64_t), uin
 	do {
 		n = purge__store_take_oldest(&q->s, q->sel, q->set.batch, UINT64_MAX, UINT64_MAX);
 		ret = add_reports(ret, run(q, n, false));
-	} while (n && (over(q, now) & which));
+	} while (n && (over(q, arg) & which));
 	purge__books_flush_end(q, t0);
 	q->busy = false;
 	return ret;

@@ -127,7 +127,7 @@ struct purge__store {
 	uint64_t head, tail, syncp;
 	uint64_t newest; /* stamp of the last piece added */
 	struct purge__lref *late;
-	uint32_t nlate, nlate_max;
+	uint32_t nlate;
 	uint32_t *ovl;
 	uint32_t novl;
 	struct purge__index idx;
@@ -211,10 +211,12 @@ struct purge__cut {
 	uint32_t gone;  /* pieces removed */
 	uint32_t split; /* pieces added by splits */
 };
-uint32_t purge__store_cancel_splits(struct purge__store *s, uintptr_t a, uintptr_t b);
-/* Needs purge__store_room() >= purge__store_cancel_splits(). */
-void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
-                         struct purge__cut *out);
+/* Removes every pending byte of [start, end) and returns 0; or, when its
+ * splits need more free pieces than the pool has, changes nothing and
+ * returns how many it needs (the caller settles the oldest, then asks
+ * again). */
+uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
+                             struct purge__cut *out);
 uint64_t purge__store_oldest(const struct purge__store *s);
 /* Moves pending pieces into sel (unsorted) and out of the store: the oldest
  * first, at most max of them, while their stamp is <= max_stamp and the

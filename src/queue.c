@@ -27,15 +27,9 @@ static uint32_t where(const struct purge__piece *p)
 	return p->info & 3u;
 }
 
-static bool ref_ok(const struct purge__store *s, struct purge__ref r)
-{
-	return s->piece[r.id].seq == r.seq;
-}
-
-static bool lref_ok(const struct purge__store *s, struct purge__lref r)
-{
-	return s->piece[r.id].seq == r.seq;
-}
+/* A reference still names its piece while the piece's seq is unchanged. */
+#define ref_ok(s, r)  ((s)->piece[(r).id].seq == (r).seq)
+#define lref_ok(s, r) ref_ok(s, r)
 
 static void reset(struct purge__store *s)
 {
@@ -60,7 +54,6 @@ void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, v
 	s->ring = ring;
 	s->rmask = rsize - 1;
 	s->late = late;
-	s->nlate_max = npieces;
 	s->ovl = ovl;
 	s->scratch = scratch;
 	purge__idx_init(&s->idx, nodes, nnodes);
@@ -177,7 +170,7 @@ static void late_push(struct purge__store *s, uint32_t id)
 {
 	const struct purge__piece *p = &s->piece[id];
 
-	if (s->nlate == s->nlate_max)
+	if (s->nlate == s->npieces) /* one live entry per piece at most */
 		late_rebuild(s);
 	s->late[s->nlate] = (struct purge__lref){p->stamp, p->start, p->end, id, p->seq};
 	late_sift_up(s->late, s->nlate++);
@@ -371,7 +364,8 @@ static void split(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b)
 	late_push(s, rid);
 }
 
-/* Cancel [a, b) on one piece; true when the piece is gone. */
+/* Cancel [a, b) on one piece: one in the overlap list, or the indexed one
+ * that starts before a.  True when the piece is gone. */
 static bool cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b,
                 struct purge__cut *out)
 {
@@ -390,14 +384,8 @@ static bool cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b,
 		out->split++;
 	} else if (p->start < a) {
 		p->end = a;
-	} else if (where(p) != PIECE_INDEX) {
-		p->start = b;
 	} else {
-		struct purge__ipos pos;
-		purge__idx_find_le(&s->idx, p->start, &pos);
-		p->start = b;
-		if (purge__idx_set_key(&s->idx, &pos, b) != 0)
-			ovl_add(s, id);
+		p->start = b; /* never indexed: cancel_index moves indexed keys */
 	}
 	return false;
 }
@@ -447,42 +435,44 @@ static void cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b, struc
 	}
 }
 
-/* Pieces a cancel of [a, b) adds by splitting: one for each pending piece
- * that holds [a, b) strictly inside, at most one of them indexed (indexed
- * pieces are disjoint), the others in the overlap list.  Counted exactly
- * only when the bound 1 + novl is more than the room there is. */
-uint32_t purge__store_cancel_splits(struct purge__store *s, uintptr_t a, uintptr_t b)
+/* Pieces a cancel of [a, b) adds by splitting that the pool has no room
+ * for (0: enough room).  One split for each pending piece that holds
+ * [a, b) strictly inside, at most one of them indexed (indexed pieces are
+ * disjoint), the others in the overlap list: counted only when that bound,
+ * 1 + novl, is more than the room there is. */
+static uint32_t short_of_room(struct purge__store *s, uintptr_t a, uintptr_t b)
 {
 	struct purge__ipos pos;
 	uint32_t n = 0;
 
-	if (s->live == 0 || b <= s->lo || a >= s->hi)
-		return 0;
-	sync(s);
 	if (1 + s->novl <= purge__store_room(s))
-		return 1 + s->novl;
+		return 0;
 	if (purge__idx_find_le(&s->idx, a, &pos)) {
 		const struct purge__piece *p = &s->piece[purge__idx_val(&s->idx, &pos)];
 		n += p->start < a && p->end > b;
 	}
 	for (uint32_t k = 0; k < s->novl; k++)
 		n += s->piece[s->ovl[k]].start < a && s->piece[s->ovl[k]].end > b;
-	return n;
+	return n > purge__store_room(s) ? n : 0;
 }
 
-void purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
-                         struct purge__cut *out)
+uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
+                             struct purge__cut *out)
 {
 	*out = (struct purge__cut){0};
 	if (s->live == 0 || end <= s->lo || start >= s->hi)
-		return;
+		return 0;
 	sync(s);
+	uint32_t need = short_of_room(s, start, end);
+	if (need)
+		return need;
 	cancel_index(s, start, end, out);
 	for (uint32_t k = 0; k < s->novl;)
 		if (!cut(s, s->ovl[k], start, end, out))
 			k++;
 	if (s->untidy || s->live == 0)
 		tidy(s);
+	return 0;
 }
 
 static void take(struct purge__store *s, uint32_t id, struct purge__kv *sel)
