@@ -27,18 +27,18 @@ void check_fail(const char *what, const void *addr, size_t len)
 	abort();
 }
 
-int check_cancel(purge_queue *q, void *addr, size_t len)
+int check_cancel(struct shard *sh, void *addr, size_t len)
 {
-	int ret = purge_cancel(q, addr, len);
-	int again = purge_cancel(q, addr, len);
+	int ret = purge_cancel(sh->q, addr, len);
+	int again = purge_cancel(sh->q, addr, len);
 
-	atomic_fetch_add_explicit(&shim.ct.check_pending, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->ct.check_pending, 1, memory_order_relaxed);
 	if (again != 0)
 		check_fail("range still pending purge when handed to jemalloc", addr, len);
 	return ret;
 }
 
-void check_zero(const void *addr, size_t len, const char *why)
+void check_zero(struct shard *sh, const void *addr, size_t len, const char *why)
 {
 	const volatile uint64_t *w = addr;
 
@@ -49,6 +49,6 @@ void check_zero(const void *addr, size_t len, const char *why)
 			         i);
 			check_fail(what, addr, len);
 		}
-	atomic_fetch_add_explicit(&shim.ct.check_zero_ranges, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&shim.ct.check_zero_pages, len / shim.page, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->ct.check_zero_ranges, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->ct.check_zero_pages, len / shim.page, memory_order_relaxed);
 }

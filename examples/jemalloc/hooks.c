@@ -27,8 +27,8 @@
 
 #include "shim.h"
 
-#define INC(f)    atomic_fetch_add_explicit(&shim.ct.f, 1, memory_order_relaxed)
-#define ADD(f, v) atomic_fetch_add_explicit(&shim.ct.f, (v), memory_order_relaxed)
+#define INC(sh, f)    atomic_fetch_add_explicit(&(sh)->ct.f, 1, memory_order_relaxed)
+#define ADD(sh, f, v) atomic_fetch_add_explicit(&(sh)->ct.f, (v), memory_order_relaxed)
 
 /* Fresh mappings are at least this large; the rest waits in the pool as
  * zero memory, so runs of small slab requests cost one mmap, not many. */
@@ -39,29 +39,33 @@
 static const int prot = PROT_READ | PROT_WRITE;
 static const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
 
-static int direct_madvise(void *addr, size_t len, int advice)
+static int direct_madvise(struct shard *sh, void *addr, size_t len, int advice)
 {
-	INC(direct_madv);
+	INC(sh, direct_madv);
 	return madvise(addr, len, advice);
 }
 
 /* ---- the fork gate ------------------------------------------------------ */
 
-/* True: the caller may use the queue and pool until gate_leave().  False: a
- * fork is being prepared; stay away from both. */
-static bool gate_enter(void)
+/* True: the caller may use the shard's queue and pool until gate_leave().
+ * False: a fork is being prepared, or the shard could not be set up; stay
+ * away from both.  The counter is the shard's: hooks on different arenas
+ * write no common line. */
+static bool gate_enter(struct shard *sh)
 {
-	atomic_fetch_add(&shim.in_hooks, 1);
-	if (!atomic_load(&shim.forking))
+	atomic_fetch_add(&sh->in_hooks, 1);
+	bool forking = atomic_load(&shim.forking) != 0;
+	if (!forking && shard_ready(sh))
 		return true;
-	atomic_fetch_sub(&shim.in_hooks, 1);
-	INC(fork_bypass);
+	atomic_fetch_sub(&sh->in_hooks, 1);
+	if (forking)
+		INC(sh, fork_bypass);
 	return false;
 }
 
-static void gate_leave(void)
+static void gate_leave(struct shard *sh)
 {
-	atomic_fetch_sub(&shim.in_hooks, 1);
+	atomic_fetch_sub(&sh->in_hooks, 1);
 }
 
 /* Dekker-style with gate_enter (both sides sequentially consistent): once
@@ -70,15 +74,17 @@ static void gate_leave(void)
 void fork_gate_close(void)
 {
 	atomic_fetch_add(&shim.forking, 1);
-	while (atomic_load(&shim.in_hooks))
-		sched_yield();
+	for (unsigned i = 0; i < shim.nshard; i++)
+		while (atomic_load(&shim.shard[i].in_hooks))
+			sched_yield();
 }
 
 void fork_gate_open(bool child)
 {
 	if (child) {
 		/* one thread left, and it is not in a hook */
-		atomic_store(&shim.in_hooks, 0);
+		for (unsigned i = 0; i < shim.nshard; i++)
+			atomic_store(&shim.shard[i].in_hooks, 0);
 		atomic_store(&shim.forking, 0);
 	} else {
 		atomic_fetch_sub(&shim.forking, 1);
@@ -87,13 +93,13 @@ void fork_gate_open(bool child)
 
 /* ---- handing memory out ------------------------------------------------ */
 
-static void pool_put_dirty(uintptr_t s, size_t len)
+static void pool_put_dirty(struct shard *sh, uintptr_t s, size_t len)
 {
-	pthread_mutex_lock(&shim.pool_lock);
-	int ret = pool_insert(&shim.pool, s, s + len, POOL_DIRTY);
-	pthread_mutex_unlock(&shim.pool_lock);
+	pthread_mutex_lock(&sh->pool_lock);
+	int ret = pool_insert(&sh->pool, s, s + len, POOL_DIRTY);
+	pthread_mutex_unlock(&sh->pool_lock);
 	if (ret)
-		shim_unmap(s, s + len);
+		shim_unmap(sh, s, s + len);
 }
 
 /*
@@ -115,69 +121,70 @@ static void pool_put_dirty(uintptr_t s, size_t len)
  * The pool's choice between likely purged and likely resident ranges uses
  * purge_oldest_ns() as a hint only.
  */
-static void *from_pool(void *want, size_t size, size_t align, bool need_zero, bool *zeroed)
+static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, bool need_zero,
+                       bool *zeroed)
 {
-	struct pool_want w = {(uintptr_t)want, size, align, purge_oldest_ns(shim.q), need_zero};
+	struct pool_want w = {(uintptr_t)want, size, align, purge_oldest_ns(sh->q), need_zero};
 	struct pool_piece pc;
 
-	pthread_mutex_lock(&shim.pool_lock);
-	bool got = pool_take(&shim.pool, &w, &pc);
-	uint64_t seq = atomic_load(&shim.fail_seq);
-	pthread_mutex_unlock(&shim.pool_lock);
+	pthread_mutex_lock(&sh->pool_lock);
+	bool got = pool_take(&sh->pool, &w, &pc);
+	uint64_t seq = atomic_load(&sh->fail_seq);
+	pthread_mutex_unlock(&sh->pool_lock);
 	if (!got)
 		return NULL;
 	void *p = (void *)pc.addr;
-	int pending = shim_cancel(p, size);
-	*zeroed = !pc.dirty && pending == 0 && atomic_load(&shim.fail_seq) == seq;
+	int pending = shim_cancel(sh, p, size);
+	*zeroed = !pc.dirty && pending == 0 && atomic_load(&sh->fail_seq) == seq;
 	if (need_zero && !*zeroed) {
 		/* jemalloc demands zeros: DONTNEED now rather than memset,
 		 * which would fault in every page */
-		if (direct_madvise(p, size, MADV_DONTNEED)) {
-			pool_put_dirty(pc.addr, size);
+		if (direct_madvise(sh, p, size, MADV_DONTNEED)) {
+			pool_put_dirty(sh, pc.addr, size);
 			return NULL;
 		}
-		INC(zero_fill);
+		INC(sh, zero_fill);
 		*zeroed = true;
 	}
-	INC(alloc_pool);
+	INC(sh, alloc_pool);
 	return p;
 }
 
 /* new_addr requests extend an extent in place: that exact address or nothing.
  * MAP_FIXED_NOREPLACE (4.17+) refuses to clobber a mapping; older kernels
  * take it as a hint, hence the address check. */
-static void *map_at(void *want, size_t size)
+static void *map_at(struct shard *sh, void *want, size_t size)
 {
 	void *p = mmap(want, size, prot, anon | MAP_FIXED_NOREPLACE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	INC(mmaps);
+	INC(sh, mmaps);
 	if (p != want) {
 		munmap(p, size);
-		INC(munmaps);
+		INC(sh, munmaps);
 		return NULL;
 	}
 	return p;
 }
 
 /* Keep the unused tail of a fresh mapping: untouched and never queued. */
-static void keep_tail(uintptr_t s, uintptr_t e)
+static void keep_tail(struct shard *sh, uintptr_t s, uintptr_t e)
 {
 	if (s == e)
 		return;
-	pthread_mutex_lock(&shim.pool_lock);
-	int ret = pool_insert(&shim.pool, s, e, 0);
-	pthread_mutex_unlock(&shim.pool_lock);
+	pthread_mutex_lock(&sh->pool_lock);
+	int ret = pool_insert(&sh->pool, s, e, 0);
+	pthread_mutex_unlock(&sh->pool_lock);
 	if (ret) {
 		munmap((void *)s, e - s);
-		INC(munmaps);
+		INC(sh, munmaps);
 	}
 }
 
 /* keep: the rest of MAP_MIN goes to the pool (not while a fork is
  * prepared: then it is unmapped with the alignment slack). */
-static void *map_fresh(size_t size, size_t align, bool keep)
+static void *map_fresh(struct shard *sh, size_t size, size_t align, bool keep)
 {
 	size_t len = size < MAP_MIN && keep ? MAP_MIN : size;
 	size_t over = len + (align > shim.page ? align - shim.page : 0);
@@ -187,17 +194,17 @@ static void *map_fresh(size_t size, size_t align, bool keep)
 	char *m = mmap(NULL, over, prot, anon, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
-	INC(mmaps);
+	INC(sh, mmaps);
 	uintptr_t b = (uintptr_t)m, a = (b + align - 1) & ~(uintptr_t)(align - 1);
 	if (a != b) {
 		munmap(m, a - b);
-		INC(munmaps);
+		INC(sh, munmaps);
 	}
 	if (keep) {
-		keep_tail(a + size, b + over);
+		keep_tail(sh, a + size, b + over);
 	} else if (b + over > a + size) {
 		munmap((void *)(a + size), b + over - (a + size));
-		INC(munmaps);
+		INC(sh, munmaps);
 	}
 	return (void *)a;
 }
@@ -209,29 +216,29 @@ static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t 
 	bool zeroed = false;
 
 	(void)h;
-	(void)arena;
-	INC(alloc);
+	struct shard *sh = shard_of(arena);
+	INC(sh, alloc);
 	if (new_addr)
-		INC(alloc_fixed);
-	bool in = gate_enter();
-	void *p = in ? from_pool(new_addr, size, align, *zero, &zeroed) : NULL;
+		INC(sh, alloc_fixed);
+	bool in = gate_enter(sh);
+	void *p = in ? from_pool(sh, new_addr, size, align, *zero, &zeroed) : NULL;
 	if (!p) {
-		p = new_addr ? map_at(new_addr, size) : map_fresh(size, align, in);
+		p = new_addr ? map_at(sh, new_addr, size) : map_fresh(sh, size, align, in);
 		zeroed = true;
 		if (p)
-			INC(alloc_mmap);
+			INC(sh, alloc_mmap);
 	}
 	if (in)
-		gate_leave();
+		gate_leave(sh);
 	if (!p) {
-		INC(alloc_fail);
+		INC(sh, alloc_fail);
 		errno = saved;
 		return NULL; /* *zero and *commit stay as they were */
 	}
 	if (zeroed) {
-		INC(alloc_zero);
+		INC(sh, alloc_zero);
 		if (shim.cfg.check)
-			check_zero(p, size, "alloc");
+			check_zero(sh, p, size, "alloc");
 	}
 	*zero = zeroed;
 	*commit = true; /* anonymous memory, overcommitted: committed in jemalloc's sense */
@@ -242,36 +249,36 @@ static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t 
 /* ---- taking memory back ------------------------------------------------ */
 
 /* Insert a released range; gives back the oldest ranges over pool_max. */
-static void release(uintptr_t s, size_t len, uint64_t queued, uint64_t seq)
+static void release(struct shard *sh, uintptr_t s, size_t len, uint64_t queued, uint64_t seq)
 {
 	uintptr_t vs[TRIM_MAX], ve[TRIM_MAX];
 	unsigned nv = 0;
 
-	pthread_mutex_lock(&shim.pool_lock);
-	if (atomic_load(&shim.fail_seq) != seq)
+	pthread_mutex_lock(&sh->pool_lock);
+	if (atomic_load(&sh->fail_seq) != seq)
 		queued = POOL_DIRTY; /* a purge failed while the range was in no list */
-	int ret = pool_insert(&shim.pool, s, s + len, queued);
+	int ret = pool_insert(&sh->pool, s, s + len, queued);
 	if (ret == -EEXIST)
-		pool_mark_dirty(&shim.pool, s, s + len);
-	while (!ret && shim.cfg.pool_max && shim.pool.bytes > shim.cfg.pool_max && nv < TRIM_MAX &&
-	       pool_take_oldest(&shim.pool, &vs[nv], &ve[nv]))
+		pool_mark_dirty(&sh->pool, s, s + len);
+	while (!ret && shim.cfg.pool_max && sh->pool.bytes > shim.cfg.pool_max && nv < TRIM_MAX &&
+	       pool_take_oldest(&sh->pool, &vs[nv], &ve[nv]))
 		nv++;
-	pthread_mutex_unlock(&shim.pool_lock);
+	pthread_mutex_unlock(&sh->pool_lock);
 
 	if (ret == -EEXIST) {
 		/* released twice: the overlap is the pool's, not jemalloc's;
 		 * drop this purge, the pool's copy was marked dirty above */
-		INC(double_release);
+		INC(sh, double_release);
 		if (shim.cfg.check)
 			check_fail("extent released twice", (void *)s, len);
-		shim_cancel((void *)s, len);
+		shim_cancel(sh, (void *)s, len);
 	} else if (ret) {
-		INC(pool_full);
-		shim_unmap(s, s + len);
+		INC(sh, pool_full);
+		shim_unmap(sh, s, s + len);
 	}
 	for (unsigned i = 0; i < nv; i++) {
-		ADD(trimmed_bytes, ve[i] - vs[i]);
-		shim_unmap(vs[i], ve[i]);
+		ADD(sh, trimmed_bytes, ve[i] - vs[i]);
+		shim_unmap(sh, vs[i], ve[i]);
 	}
 }
 
@@ -292,26 +299,26 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 
 	(void)h;
 	(void)committed; /* never false: decommit always opts out */
-	(void)arena;
-	INC(dalloc);
-	ADD(dalloc_bytes, size);
-	if (!gate_enter()) {
+	struct shard *sh = shard_of(arena);
+	INC(sh, dalloc);
+	ADD(sh, dalloc_bytes, size);
+	if (!gate_enter(sh)) {
 		/* jemalloc's range, nothing of it pending: give it back */
 		munmap(addr, size);
-		INC(munmaps);
+		INC(sh, munmaps);
 		errno = saved;
 		return false;
 	}
-	uint64_t seq = atomic_load(&shim.fail_seq);
-	int ret = purge_enqueue(shim.q, addr, size);
+	uint64_t seq = atomic_load(&sh->fail_seq);
+	int ret = purge_enqueue(sh->q, addr, size);
 	if (ret)
-		INC(enqueue_err);
+		INC(sh, enqueue_err);
 	/* at least 1: 0 means never queued */
-	uint64_t queued = !ret && shim.zeroing ? coarse_now() | 1 : POOL_DIRTY;
-	release((uintptr_t)addr, size, queued, seq);
+	uint64_t queued = !ret && sh->zeroing ? coarse_now() | 1 : POOL_DIRTY;
+	release(sh, (uintptr_t)addr, size, queued, seq);
 	if (!ret)
-		shim_after_enqueue();
-	gate_leave();
+		shim_after_enqueue(sh);
+	gate_leave(sh);
 	errno = saved;
 	return false;
 }
@@ -323,14 +330,14 @@ static void hook_destroy(struct je_hooks *h, void *addr, size_t size, bool commi
 
 	(void)h;
 	(void)committed;
-	(void)arena;
-	INC(destroy);
-	if (gate_enter()) {
-		shim_unmap((uintptr_t)addr, (uintptr_t)addr + size);
-		gate_leave();
+	struct shard *sh = shard_of(arena);
+	INC(sh, destroy);
+	if (gate_enter(sh)) {
+		shim_unmap(sh, (uintptr_t)addr, (uintptr_t)addr + size);
+		gate_leave(sh);
 	} else {
 		munmap(addr, size); /* jemalloc's: nothing of it pending */
-		INC(munmaps);
+		INC(sh, munmaps);
 	}
 	errno = saved;
 }
@@ -346,9 +353,9 @@ static bool hook_commit(struct je_hooks *h, void *addr, size_t size, size_t off,
 
 	(void)h;
 	(void)size;
-	(void)arena;
-	INC(commit);
-	bool err = direct_madvise((char *)addr + off, len, MADV_DONTNEED) != 0;
+	struct shard *sh = shard_of(arena);
+	INC(sh, commit);
+	bool err = direct_madvise(sh, (char *)addr + off, len, MADV_DONTNEED) != 0;
 	errno = saved;
 	return err;
 }
@@ -362,15 +369,15 @@ static bool hook_decommit(struct je_hooks *h, void *addr, size_t size, size_t of
 	(void)size;
 	(void)off;
 	(void)len;
-	(void)arena;
-	INC(decommit);
+	struct shard *sh = shard_of(arena);
+	INC(sh, decommit);
 	return true;
 }
 
-static bool purge_now(void *addr, size_t off, size_t len, int advice)
+static bool purge_now(struct shard *sh, void *addr, size_t off, size_t len, int advice)
 {
 	int saved = errno;
-	bool err = direct_madvise((char *)addr + off, len, advice) != 0;
+	bool err = direct_madvise(sh, (char *)addr + off, len, advice) != 0;
 
 	errno = saved;
 	return err;
@@ -383,9 +390,9 @@ static bool hook_purge_lazy(struct je_hooks *h, void *addr, size_t size, size_t 
 {
 	(void)h;
 	(void)size;
-	(void)arena;
-	INC(purge_lazy);
-	return purge_now(addr, off, len, MADV_FREE);
+	struct shard *sh = shard_of(arena);
+	INC(sh, purge_lazy);
+	return purge_now(sh, addr, off, len, MADV_FREE);
 }
 
 /* Must leave zeros behind: MADV_DONTNEED on private anonymous memory does. */
@@ -394,9 +401,9 @@ static bool hook_purge_forced(struct je_hooks *h, void *addr, size_t size, size_
 {
 	(void)h;
 	(void)size;
-	(void)arena;
-	INC(purge_forced);
-	return purge_now(addr, off, len, MADV_DONTNEED);
+	struct shard *sh = shard_of(arena);
+	INC(sh, purge_forced);
+	return purge_now(sh, addr, off, len, MADV_DONTNEED);
 }
 
 /* All memory is private anonymous mmap: Linux splits and merges such
@@ -411,8 +418,8 @@ static bool hook_split(struct je_hooks *h, void *addr, size_t size, size_t a, si
 	(void)a;
 	(void)b;
 	(void)committed;
-	(void)arena;
-	INC(split);
+	struct shard *sh = shard_of(arena);
+	INC(sh, split);
 	return false;
 }
 
@@ -425,8 +432,8 @@ static bool hook_merge(struct je_hooks *h, void *a, size_t la, void *b, size_t l
 	(void)b;
 	(void)lb;
 	(void)committed;
-	(void)arena;
-	INC(merge);
+	struct shard *sh = shard_of(arena);
+	INC(sh, merge);
 	return false;
 }
 

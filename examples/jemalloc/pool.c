@@ -2,10 +2,15 @@
 /*
  * The shim's pool of reusable address space: the extents jemalloc released
  * (and the shim queued for purging), kept as a sorted array of disjoint
- * ranges in mmap'ed memory.  Plain data: the caller holds shim.pool_lock.
+ * ranges in mmap'ed memory.  Plain data: the caller holds its shard's
+ * pool_lock.
  *
- * Ranges number in the tens to hundreds (extents are large; neighbours
- * merge), so linear scans and memmove are cheaper than any tree here.
+ * Ranges number in the tens in most programs, but tens of thousands when a
+ * heap of small large extents (16 KiB values) is freed in random order.
+ * Address lookups are binary searches, and a fit is found through size
+ * bins (O(bins + a few candidates)), not by looking at every range: that
+ * scan was the shim's largest cost in such a heap.  Inserting and removing
+ * still move the array's tail (memmove, fast at these sizes).
  */
 #include <errno.h>
 #include <string.h>
@@ -15,15 +20,67 @@
 
 int pool_init(struct pool *p, unsigned cap)
 {
-	void *m = mmap(NULL, (size_t)cap * sizeof(*p->r), PROT_READ | PROT_WRITE,
+	size_t len = (size_t)cap * (sizeof(*p->r) + sizeof(*p->node));
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
 	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (m == MAP_FAILED)
 		return -ENOMEM;
 	memset(p, 0, sizeof(*p));
-	p->r = m;
+	p->r = (struct pool_range *)m;
+	p->node = (struct pool_node *)(m + (size_t)cap * sizeof(*p->r));
 	p->cap = cap;
+	for (unsigned i = 0; i < cap; i++)
+		p->node[i].next = i + 1 < cap ? i + 1 : POOL_NONE;
+	for (unsigned b = 0; b < POOL_BINS; b++)
+		p->head[b] = POOL_NONE;
 	return 0;
+}
+
+/* ---- size bins ----------------------------------------------------------- */
+
+unsigned pool_bin(uintptr_t len)
+{
+	uintptr_t pg = len >> 12;
+
+	if (pg <= POOL_EXACT)
+		return (unsigned)pg;
+	unsigned lg = 63 - (unsigned)__builtin_clzll((unsigned long long)pg); /* >= 6 */
+	unsigned b = POOL_EXACT + 1 + (lg - 6) * 4 + (unsigned)((pg >> (lg - 2)) & 3);
+	return b < POOL_BINS ? b : POOL_BINS - 1;
+}
+
+/* Files range i in its bin, newest first. */
+static void link_range(struct pool *p, unsigned i)
+{
+	unsigned id = p->free, b = pool_bin(p->r[i].end - p->r[i].start);
+	struct pool_node *nd = &p->node[id];
+
+	p->free = nd->next;
+	*nd = (struct pool_node){p->r[i].start, POOL_NONE, p->head[b], b};
+	if (nd->next != POOL_NONE)
+		p->node[nd->next].prev = id;
+	p->head[b] = id;
+	p->used[b / 64] |= (uint64_t)1 << (b % 64);
+	p->r[i].node = id;
+}
+
+/* Takes range i out of its bin (before it changes or goes). */
+static void unlink_range(struct pool *p, unsigned i)
+{
+	unsigned id = p->r[i].node;
+	struct pool_node *nd = &p->node[id];
+
+	if (nd->prev != POOL_NONE)
+		p->node[nd->prev].next = nd->next;
+	else
+		p->head[nd->bin] = nd->next;
+	if (nd->next != POOL_NONE)
+		p->node[nd->next].prev = nd->prev;
+	if (p->head[nd->bin] == POOL_NONE)
+		p->used[nd->bin / 64] &= ~((uint64_t)1 << (nd->bin % 64));
+	nd->next = p->free;
+	p->free = id;
 }
 
 /* First index whose range starts at or after s. */
@@ -48,6 +105,7 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 
 static void remove_at(struct pool *p, unsigned i)
 {
+	unlink_range(p, i);
 	memmove(&p->r[i], &p->r[i + 1], (p->n - i - 1) * sizeof(*p->r));
 	p->n--;
 }
@@ -59,6 +117,7 @@ static int insert_at(struct pool *p, unsigned i, struct pool_range nr)
 	memmove(&p->r[i + 1], &p->r[i], (p->n - i) * sizeof(*p->r));
 	p->r[i] = nr;
 	p->n++;
+	link_range(p, i);
 	return 0;
 }
 
@@ -77,17 +136,21 @@ int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued)
 	bool right = i < p->n && p->r[i].start == e;
 	if (left) {
 		struct pool_range *l = &p->r[i - 1];
+		unlink_range(p, i - 1);
 		l->end = right ? p->r[i].end : e;
 		l->queued = max_u64(l->queued, right ? max_u64(queued, p->r[i].queued) : queued);
 		l->stamp = stamp;
+		link_range(p, i - 1);
 		if (right)
 			remove_at(p, i);
 	} else if (right) {
+		unlink_range(p, i);
 		p->r[i].start = s;
 		p->r[i].queued = max_u64(p->r[i].queued, queued);
 		p->r[i].stamp = stamp;
+		link_range(p, i);
 	} else {
-		int ret = insert_at(p, i, (struct pool_range){s, e, queued, stamp});
+		int ret = insert_at(p, i, (struct pool_range){s, e, queued, stamp, 0});
 		if (ret)
 			return ret;
 	}
@@ -140,16 +203,49 @@ static bool better(const struct pool_range *c, const struct pool_range *best,
 	return c->stamp > best->stamp;
 }
 
+/* Ranges looked at per bin, at most, and in all once a fit is found:
+ * bounds the cost when many ranges share a bin, or none is of the wanted
+ * class.  Each list is newest first, so the ones looked at are the newest,
+ * and wanted ranges (likely resident: released recently) come first. */
+#define BIN_LOOKS  32
+#define MORE_LOOKS 64
+
+/* The next bin at or after b that holds ranges, or POOL_BINS. */
+static unsigned next_bin(const struct pool *p, unsigned b)
+{
+	while (b < POOL_BINS) {
+		uint64_t m = p->used[b / 64] >> (b % 64);
+		if (m)
+			return b + (unsigned)__builtin_ctzll(m);
+		b = (b / 64 + 1) * 64;
+	}
+	return POOL_BINS;
+}
+
+/* The best range for w by better(), among those looked at: bins from w's
+ * size up, smallest first, until one has a range of the wanted class (a
+ * larger bin could only hold a looser fit) or MORE_LOOKS ranges were looked
+ * at after the first fit.  O(bins + BIN_LOOKS + MORE_LOOKS). */
 static int find_fit(const struct pool *p, const struct pool_want *w, uintptr_t *at)
 {
 	int best = -1;
+	unsigned more = 0;
 
-	for (unsigned i = 0; i < p->n; i++) {
-		uintptr_t a = fit(&p->r[i], w->size, w->align);
-		if (a && (best < 0 || better(&p->r[i], &p->r[best], w))) {
-			best = (int)i;
-			*at = a;
+	for (unsigned b = next_bin(p, pool_bin(w->size)); b < POOL_BINS && more < MORE_LOOKS;
+	     b = next_bin(p, b + 1)) {
+		unsigned looks = 0;
+		for (unsigned id = p->head[b];
+		     id != POOL_NONE && looks < BIN_LOOKS && more < MORE_LOOKS;
+		     id = p->node[id].next, looks++, more += best >= 0) {
+			unsigned i = lower_bound(p, p->node[id].start);
+			uintptr_t a = fit(&p->r[i], w->size, w->align);
+			if (a && (best < 0 || better(&p->r[i], &p->r[best], w))) {
+				best = (int)i;
+				*at = a;
+			}
 		}
+		if (best >= 0 && wanted(&p->r[best], w))
+			break;
 	}
 	return best;
 }
@@ -173,16 +269,21 @@ static bool carve(struct pool *p, unsigned i, uintptr_t a, size_t size)
 
 	if (a == r->start && a + size == end) {
 		remove_at(p, i);
-	} else if (a == r->start) {
-		r->start = a + size;
-	} else if (a + size == end) {
-		r->end = a;
-	} else {
-		struct pool_range tail = {a + size, end, r->queued, r->stamp};
+		p->bytes -= size;
+		return true;
+	}
+	if (a != r->start && a + size != end) {
+		struct pool_range tail = {a + size, end, r->queued, r->stamp, 0};
 		if (insert_at(p, i + 1, tail))
 			return false;
-		p->r[i].end = a;
+		r = &p->r[i];
 	}
+	unlink_range(p, i);
+	if (a == r->start)
+		r->start = a + size;
+	else
+		r->end = a;
+	link_range(p, i);
 	p->bytes -= size;
 	return true;
 }

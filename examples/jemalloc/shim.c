@@ -6,12 +6,14 @@
  *
  *   LD_PRELOAD="libpurge_jemalloc.so libjemalloc.so.2" program
  *
- * Setup (constructor): find jemalloc's mallctl, build the pool and a
- * PURGE_LOCKED queue, install the hooks on every automatic arena, then the
- * fork handlers.  See README.md beside this file for why each jemalloc
+ * Setup (constructor): find jemalloc's mallctl, make one shard (a
+ * PURGE_LOCKED queue and a pool, set up on the arena's first hook) for each
+ * automatic arena, install the hooks on every one of them, then the fork
+ * handlers.  See README.md beside this file for why each jemalloc
  * setting is needed.
  */
 #include <dlfcn.h>
+#include <sched.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -28,7 +30,7 @@
 /* Pool array slots (32 bytes each, mmap'ed, touched only as used). */
 #define POOL_SLOTS (1u << 16)
 
-struct shim shim = {.pool_lock = PTHREAD_MUTEX_INITIALIZER};
+struct shim shim;
 
 /*
  * jemalloc reads `malloc_conf` when it initialises, which can be before any
@@ -50,50 +52,89 @@ static struct {
 	char version[64];
 } info;
 
-/* ---- queue glue used by the hooks -------------------------------------- */
+/* ---- shards and the queue glue used by the hooks ----------------------- */
 
-int shim_cancel(void *addr, size_t len)
+struct shard *shard_of(unsigned arena)
 {
-	if (shim.cfg.check)
-		return check_cancel(shim.q, addr, len);
-	return purge_cancel(shim.q, addr, len);
+	return &shim.shard[arena < shim.nshard ? arena : arena % shim.nshard];
 }
 
-/* The bytes threshold, with hysteresis: past max_bytes pending, settle the
- * oldest ranges down to keep_bytes.  The most recently released ranges,
- * the ones about to be reused, stay pending (and resident). */
-void shim_after_enqueue(void)
+int shim_cancel(struct shard *sh, void *addr, size_t len)
+{
+	if (shim.cfg.check)
+		return check_cancel(sh, addr, len);
+	return purge_cancel(sh->q, addr, len);
+}
+
+/* Reads the shard's pending bytes and updates the shards' sum; returns the sum. */
+static size_t note_pending(struct shard *sh)
 {
 	struct purge_stats st;
 
-	if (!shim.cfg.max_bytes)
-		return;
-	purge_get_stats(shim.q, &st);
-	if (st.pending_bytes > shim.cfg.max_bytes) {
-		purge_flush_to(shim.q, shim.cfg.keep_bytes);
-		atomic_fetch_add_explicit(&shim.ct.flush_to, 1, memory_order_relaxed);
-	}
+	purge_get_stats(sh->q, &st);
+	size_t old = atomic_exchange(&sh->pending, (size_t)st.pending_bytes);
+	size_t delta = (size_t)st.pending_bytes - old; /* modulo: may be "negative" */
+	return atomic_fetch_add(&shim.pending, delta) + delta;
 }
 
-void shim_unmap(uintptr_t s, uintptr_t e)
+/* Settles the shard's oldest ranges, up to `excess` bytes; returns what is
+ * left of excess. */
+static size_t trim_shard(struct shard *o, size_t excess)
+{
+	size_t mine = atomic_load(&o->pending);
+
+	if (atomic_load(&o->state) != SHARD_READY || !mine)
+		return excess;
+	size_t take = mine < excess ? mine : excess;
+	purge_flush_to(o->q, mine - take);
+	note_pending(o);
+	return excess - take;
+}
+
+/* The bytes threshold, with hysteresis: past max_bytes pending in all the
+ * shards together, settle the oldest ranges until keep_bytes are left:
+ * this shard's first (the one growing), then the others'.  The most
+ * recently released ranges, the ones about to be reused, stay pending (and
+ * resident).  A shard's pending bytes are read after its own enqueues
+ * only, so cancels elsewhere leave the sum high: it is read afresh before
+ * anything is flushed. */
+void shim_after_enqueue(struct shard *sh)
+{
+	if (!shim.cfg.max_bytes || note_pending(sh) <= shim.cfg.max_bytes)
+		return;
+	size_t sum = 0;
+	for (unsigned i = 0; i < shim.nshard; i++)
+		if (atomic_load(&shim.shard[i].state) == SHARD_READY)
+			sum = note_pending(&shim.shard[i]);
+	if (sum <= shim.cfg.max_bytes)
+		return;
+	atomic_fetch_add_explicit(&sh->ct.flush_to, 1, memory_order_relaxed);
+	size_t excess = trim_shard(sh, sum - shim.cfg.keep_bytes);
+	for (unsigned i = 0; i < shim.nshard && excess; i++)
+		if (&shim.shard[i] != sh)
+			excess = trim_shard(&shim.shard[i], excess);
+}
+
+void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e)
 {
 	/* cancel first: a purge flushed after munmap could hit a new mapping
 	 * that reuses these addresses */
-	shim_cancel((void *)s, e - s);
+	shim_cancel(sh, (void *)s, e - s);
 	munmap((void *)s, e - s);
-	atomic_fetch_add_explicit(&shim.ct.munmaps, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sh->ct.munmaps, 1, memory_order_relaxed);
 }
 
 /* Runs inside a flush, queue lock held: the pool lock nests inside it. */
 static void on_failure(void *arg, void *addr, size_t len, int err)
 {
-	(void)arg;
+	struct shard *sh = arg;
+
 	(void)err;
-	atomic_fetch_add(&shim.fail_seq, 1);
-	atomic_fetch_add_explicit(&shim.ct.failures, 1, memory_order_relaxed);
-	pthread_mutex_lock(&shim.pool_lock);
-	pool_mark_dirty(&shim.pool, (uintptr_t)addr, (uintptr_t)addr + len);
-	pthread_mutex_unlock(&shim.pool_lock);
+	atomic_fetch_add(&sh->fail_seq, 1);
+	atomic_fetch_add_explicit(&sh->ct.failures, 1, memory_order_relaxed);
+	pthread_mutex_lock(&sh->pool_lock);
+	pool_mark_dirty(&sh->pool, (uintptr_t)addr, (uintptr_t)addr + len);
+	pthread_mutex_unlock(&sh->pool_lock);
 }
 
 /* ---- settings ---------------------------------------------------------- */
@@ -208,7 +249,8 @@ static void warn_env_ignored(unsigned ignored)
 		out("purge_jemalloc: libpurge ignores invalid%s (its defaults apply)\n", list);
 }
 
-static int setup_queue(void)
+/* The shard's queue: all shards alike. */
+static int setup_queue(struct shard *sh)
 {
 	struct purge_config qc = {
 	    .advice = shim.cfg.advice,
@@ -223,18 +265,55 @@ static int setup_queue(void)
 	    .max_delay_ns = shim.cfg.max_delay_ns,
 	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0),
 	    .on_failure = on_failure,
+	    .arg = sh,
 	};
 	struct purge_stats st;
 
 	if (qc.batch > PURGE_BATCH_MAX)
 		qc.batch = PURGE_BATCH_MAX;
-	int ret = purge_queue_create(&shim.q, &qc);
+	int ret = purge_queue_create(&sh->q, &qc);
 	if (ret)
 		return ret;
-	purge_get_stats(shim.q, &st);
-	shim.zeroing = st.zeroed;
-	warn_env_ignored(st.env_ignored);
+	purge_get_stats(sh->q, &st);
+	sh->zeroing = st.zeroed;
+	if (sh == shim.shard)
+		warn_env_ignored(st.env_ignored);
 	return 0;
+}
+
+/* Only inside a hook's gate (or before the hooks are installed): a fork
+ * handler never finds a shard half set up. */
+bool shard_ready(struct shard *sh)
+{
+	int s = atomic_load_explicit(&sh->state, memory_order_acquire);
+	int none = SHARD_NONE;
+
+	if (s == SHARD_READY)
+		return true;
+	if (s == SHARD_NONE && atomic_compare_exchange_strong(&sh->state, &none, SHARD_BUSY)) {
+		pthread_mutex_init(&sh->pool_lock, NULL);
+		bool ok = pool_init(&sh->pool, POOL_SLOTS) == 0 && setup_queue(sh) == 0;
+		atomic_store_explicit(&sh->state, ok ? SHARD_READY : SHARD_FAILED,
+		                      memory_order_release);
+		return ok;
+	}
+	while ((s = atomic_load_explicit(&sh->state, memory_order_acquire)) == SHARD_BUSY)
+		sched_yield();
+	return s == SHARD_READY;
+}
+
+/* One shard per automatic arena and one for the oversize arena, mmap'ed:
+ * untouched pages for the arenas no thread uses. */
+static bool make_shards(unsigned nauto)
+{
+	size_t len = (size_t)(nauto + 1) * sizeof(struct shard);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return false;
+	shim.shard = m;
+	shim.nshard = nauto + 1;
+	return shard_ready(&shim.shard[0]);
 }
 
 /* ---- finding jemalloc and hooking its arenas --------------------------- */
@@ -310,8 +389,7 @@ static void install_hooks(void)
 {
 	unsigned total = 0;
 
-	if (!read_ctl("opt.narenas", &info.nauto, sizeof(info.nauto)) ||
-	    !read_ctl("arenas.narenas", &total, sizeof(total)))
+	if (!read_ctl("arenas.narenas", &total, sizeof(total)))
 		return;
 	for (unsigned i = 0; i < info.nauto; i++)
 		info.hooked += set_hooks(i) == 0;
@@ -355,27 +433,41 @@ static bool jemalloc_5(void)
  * lock and the pool lock, in the hooks' order.  This holds whichever order
  * the handlers were registered in.
  */
+static bool ready(unsigned i)
+{
+	return atomic_load(&shim.shard[i].state) == SHARD_READY;
+}
+
 static void fork_prepare(void)
 {
 	fork_gate_close();
-	purge_fork_prepare(shim.q);
-	pthread_mutex_lock(&shim.pool_lock);
+	for (unsigned i = 0; i < shim.nshard; i++)
+		if (ready(i)) {
+			purge_fork_prepare(shim.shard[i].q);
+			pthread_mutex_lock(&shim.shard[i].pool_lock);
+		}
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&shim.pool_lock);
-	purge_fork_parent(shim.q);
+	for (unsigned i = shim.nshard; i-- > 0;)
+		if (ready(i)) {
+			pthread_mutex_unlock(&shim.shard[i].pool_lock);
+			purge_fork_parent(shim.shard[i].q);
+		}
 	fork_gate_open(false);
-	atomic_fetch_add_explicit(&shim.ct.forks, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&shim.shard[0].ct.forks, 1, memory_order_relaxed);
 }
 
-/* The child's only thread is the one that forked: a fresh pool lock (the
- * held one belongs to the parent's thread id), a usable queue. */
+/* The child's only thread is the one that forked: fresh pool locks (the
+ * held ones belong to the parent's thread id), usable queues. */
 static void fork_child(void)
 {
-	pthread_mutex_init(&shim.pool_lock, NULL);
-	purge_fork_child(shim.q);
+	for (unsigned i = 0; i < shim.nshard; i++)
+		if (ready(i)) {
+			pthread_mutex_init(&shim.shard[i].pool_lock, NULL);
+			purge_fork_child(shim.shard[i].q);
+		}
 	fork_gate_open(true);
 }
 
@@ -403,7 +495,7 @@ static void shim_start(void)
 		    "README.md\n");
 		return;
 	}
-	if (pool_init(&shim.pool, POOL_SLOTS) || setup_queue()) {
+	if (!read_ctl("opt.narenas", &info.nauto, sizeof(info.nauto)) || !make_shards(info.nauto)) {
 		out("purge_jemalloc: no memory for the pool or queue: shim inactive\n");
 		return;
 	}
@@ -425,30 +517,91 @@ __attribute__((constructor)) static void shim_init(void)
 
 /* ---- reporting --------------------------------------------------------- */
 
-#define CT(f) atomic_load_explicit(&shim.ct.f, memory_order_relaxed)
+/* A shim counter, summed over the shards. */
+static uint64_t ct_sum(size_t off)
+{
+	uint64_t s = 0;
+
+	for (unsigned i = 0; i < shim.nshard; i++)
+		s += atomic_load_explicit((_Atomic uint64_t *)((char *)&shim.shard[i].ct + off),
+		                          memory_order_relaxed);
+	return s;
+}
+
+#define CT(f) ct_sum(offsetof(struct shim_counters, f))
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Adds one shard's libpurge counters to a sum: the longest times are the
+ * longest of any shard; advice, backend and knobs are alike in all. */
+static void add_stats(struct purge_stats *s, const struct purge_stats *a)
+{
+	s->enqueued_ranges += a->enqueued_ranges;
+	s->enqueued_bytes += a->enqueued_bytes;
+	s->merged_ranges += a->merged_ranges;
+	s->cancelled_bytes += a->cancelled_bytes;
+	s->flushes += a->flushes;
+	s->auto_flushes += a->auto_flushes;
+	s->pmadv_calls += a->pmadv_calls;
+	s->madv_calls += a->madv_calls;
+	s->short_counts += a->short_counts;
+	s->fallbacks += a->fallbacks;
+	s->purged_bytes += a->purged_bytes;
+	s->failed_ranges += a->failed_ranges;
+	s->failed_bytes += a->failed_bytes;
+	s->pending_ranges += a->pending_ranges;
+	s->pending_bytes += a->pending_bytes;
+	s->flush_ns += a->flush_ns;
+	s->flush_max_ns = max_u64(s->flush_max_ns, a->flush_max_ns);
+	s->call_max_ns = max_u64(s->call_max_ns, a->call_max_ns);
+	s->call_iovecs += a->call_iovecs;
+	for (int i = 0; i < PURGE_STATS_IOV_BUCKETS; i++)
+		s->calls_by_iovecs[i] += a->calls_by_iovecs[i];
+	s->backend = a->backend;
+}
+
+/* The libpurge counters of all the shards' queues, as if of one queue;
+ * returns how many queues there are. */
+static unsigned sum_stats(struct purge_stats *s)
+{
+	struct purge_stats st;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < shim.nshard; i++) {
+		if (atomic_load(&shim.shard[i].state) != SHARD_READY)
+			continue;
+		purge_get_stats(shim.shard[i].q, &st);
+		if (n++ == 0)
+			*s = st;
+		else
+			add_stats(s, &st);
+	}
+	return n;
+}
 
 /* Purge system calls made on the shim's behalf: libpurge's plus direct. */
 EXPORT uint64_t purge_jemalloc_purge_syscalls(void)
 {
 	struct purge_stats st;
 
-	if (!info.active)
+	if (!info.active || !sum_stats(&st))
 		return 0;
-	purge_get_stats(shim.q, &st);
 	return st.pmadv_calls + st.madv_calls + CT(direct_madv);
 }
 
-/* The shim queue's libpurge counters, through purge_stats_format (flags:
- * PURGE_FORMAT_JSON or 0): for a program, or a debugger (`call
- * purge_jemalloc_stats(buf, sizeof(buf), 0)`).  -ENODEV when the shim is
- * inactive.  No allocation. */
+/* The libpurge counters of the shim's queues (one per arena in use), summed,
+ * through purge_stats_format (flags: PURGE_FORMAT_JSON or 0): for a
+ * program, or a debugger (`call purge_jemalloc_stats(buf, sizeof(buf),
+ * 0)`).  -ENODEV when the shim is inactive.  No allocation. */
 EXPORT int purge_jemalloc_stats(char *buf, size_t len, unsigned flags)
 {
 	struct purge_stats st;
 
-	if (!info.active)
+	if (!info.active || !sum_stats(&st))
 		return -ENODEV;
-	purge_get_stats(shim.q, &st);
 	return purge_stats_format(&st, buf, len, flags);
 }
 
@@ -498,10 +651,18 @@ static void add_kvs(struct text *t, bool json, const struct kv *kv, size_t n)
 
 static void print_shim(struct text *t, bool json)
 {
-	pthread_mutex_lock(&shim.pool_lock);
-	unsigned n = shim.pool.n;
-	size_t bytes = shim.pool.bytes;
-	pthread_mutex_unlock(&shim.pool_lock);
+	uint64_t n = 0, bytes = 0, shards = 0;
+
+	for (unsigned i = 0; i < shim.nshard; i++) {
+		struct shard *sh = &shim.shard[i];
+		if (atomic_load(&sh->state) != SHARD_READY)
+			continue;
+		pthread_mutex_lock(&sh->pool_lock);
+		n += sh->pool.n;
+		bytes += sh->pool.bytes;
+		pthread_mutex_unlock(&sh->pool_lock);
+		shards++;
+	}
 
 	if (json)
 		add(t, "{\"purge_jemalloc\":{\"jemalloc\":\"%s\",\"huge\":%s", info.version,
@@ -512,6 +673,7 @@ static void print_shim(struct text *t, bool json)
 	const struct kv set[] = {
 	    {"arenas_hooked", info.hooked},
 	    {"arenas", info.nauto},
+	    {"shards", shards},
 	    {"retain", info.retain},
 	    {"max_ranges", shim.cfg.max_ranges},
 	    {"max_bytes", shim.cfg.max_bytes},

@@ -64,13 +64,31 @@ struct pool_range {
 	 * decided by purge_cancel's answer at hand-out, see hooks.c. */
 	uint64_t queued;
 	uint64_t stamp; /* larger = released more recently */
+	unsigned node;  /* its entry in a size bin */
 };
 
+/* Size bins, for finding a fit without looking at every range: one per
+ * page count up to POOL_EXACT pages, then four per power of two. */
+#define POOL_EXACT 64
+#define POOL_BINS  (POOL_EXACT + 1 + 4 * 52)
+
+/* A range's entry in its bin: a doubly linked list, newest first, of the
+ * ranges' start addresses (array positions move; starts do not). */
+struct pool_node {
+	uintptr_t start;
+	unsigned prev, next, bin; /* POOL_NONE ends a list */
+};
+
+#define POOL_NONE UINT32_MAX
+
 struct pool {
-	struct pool_range *r; /* sorted by address, disjoint; mmap'ed */
-	unsigned n, cap;
+	struct pool_range *r;   /* sorted by address, disjoint; mmap'ed */
+	struct pool_node *node; /* cap of them, mmap'ed; free ones chained by next */
+	unsigned n, cap, free;
 	size_t bytes; /* sum of the range lengths */
 	uint64_t stamp;
+	unsigned head[POOL_BINS];
+	uint64_t used[(POOL_BINS + 63) / 64]; /* bins that are not empty */
 };
 
 /* What a hand-out needs. */
@@ -96,6 +114,8 @@ int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued);
 bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out);
 /* Removes the least recently released range (to give it back to the kernel). */
 bool pool_take_oldest(struct pool *p, uintptr_t *s, uintptr_t *e);
+/* The size bin of a range of len bytes. */
+unsigned pool_bin(uintptr_t len);
 /* Marks every range that overlaps [s, e) as never zero. */
 void pool_mark_dirty(struct pool *p, uintptr_t s, uintptr_t e);
 
@@ -129,30 +149,58 @@ struct shim_counters {
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 
-struct shim {
-	struct shim_config cfg;
-	struct shim_counters ct;
-	purge_queue *q;
+/* shard.state */
+enum { SHARD_NONE, SHARD_BUSY, SHARD_READY, SHARD_FAILED };
+
+/*
+ * One shard per hooked arena.  jemalloc passes the arena's index to every
+ * hook and gives an extent back to the arena it came from, so an arena's
+ * memory stays in its shard from dalloc to the next alloc, and one arena's
+ * pending purge can never cover memory another arena hands out.  Threads
+ * keep to their arena, so threads on different arenas share no lock and
+ * write no shared cache line.  The queue and pool are set up by the arena's
+ * first hook (shard_ready), so idle arenas cost nothing.
+ */
+struct shard {
+	_Alignas(64) _Atomic unsigned in_hooks; /* the fork gate: hooks inside */
+	_Atomic int state;                      /* SHARD_* */
+	bool zeroing;                           /* the queue's advice zeroes pages */
+	purge_queue *q;                         /* PURGE_LOCKED: an arena serves many threads */
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
 	_Atomic uint64_t fail_seq; /* bumped by every failed purge */
-	/* The fork gate (hooks.c): forks being prepared, hooks inside the
-	 * queue and pool.  Sequentially consistent on both sides. */
-	_Atomic unsigned forking, in_hooks;
+	_Atomic size_t pending;    /* the queue's pending bytes when last read */
+	struct shim_counters ct;
+};
+
+struct shim {
+	struct shim_config cfg;
+	struct shard *shard; /* nshard of them (arenas 0..opt.narenas), mmap'ed */
+	unsigned nshard;
 	size_t page;
-	bool zeroing; /* the queue's advice zeroes pages */
+	/* The sum of the shards' `pending`, for the bytes threshold. */
+	_Alignas(64) _Atomic size_t pending;
+	/* The fork gate (hooks.c): forks being prepared.  Written only by
+	 * fork handlers, read by every hook: a line of its own. */
+	_Alignas(64) _Atomic unsigned forking;
 };
 
 extern struct shim shim;
 extern struct je_hooks shim_hooks;
 
+/* The shard of an arena index (the same one every time). */
+struct shard *shard_of(unsigned arena);
+/* True when the shard's queue and pool are set up (the first call sets
+ * them up); false when they could not be: stay away from both. */
+bool shard_ready(struct shard *sh);
 /* purge_cancel's answer (1: some of it was still pending, 0: none, or a
  * negative errno); in check mode also proves that nothing stays pending. */
-int shim_cancel(void *addr, size_t len);
+int shim_cancel(struct shard *sh, void *addr, size_t len);
 /* Cancel what may be pending on [s, e), then munmap it. */
-void shim_unmap(uintptr_t s, uintptr_t e);
-/* After a purge_enqueue: purge_flush_to(keep_bytes) when over max_bytes. */
-void shim_after_enqueue(void);
+void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e);
+/* After a purge_enqueue: when the shards hold more than max_bytes pending
+ * between them, purge_flush_to() down to keep_bytes, this shard first. */
+void shim_after_enqueue(struct shard *sh);
 
 /* ---- hooks.c: the fork gate --------------------------------------------- */
 
@@ -166,9 +214,9 @@ void fork_gate_open(bool child);
 
 /* purge_cancel, then a second one on the same bytes, which must answer 0
  * (nothing of [addr, addr+len) still pending).  Returns the first answer. */
-int check_cancel(purge_queue *q, void *addr, size_t len);
+int check_cancel(struct shard *sh, void *addr, size_t len);
 /* A range about to be reported *zero = true must read as zeros. */
-void check_zero(const void *addr, size_t len, const char *why);
+void check_zero(struct shard *sh, const void *addr, size_t len, const char *why);
 /* Aborts with a message: the shim found a broken invariant. */
 _Noreturn void check_fail(const char *what, const void *addr, size_t len);
 
