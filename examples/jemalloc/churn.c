@@ -17,6 +17,7 @@
  * Prints `RESULT records_per_s=... chunks=...` like ebizzy-lite (a record
  * is one replaced value, so is a chunk), which measure.sh reads.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -162,6 +163,20 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* jemalloc's version when jemalloc serves malloc. */
+static const char *malloc_name(void)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t);
+	void *p = dlsym(RTLD_DEFAULT, "mallctl");
+	const char *v = NULL;
+	size_t len = sizeof(v);
+
+	if (!p)
+		return "not-jemalloc";
+	memcpy(&ctl, &p, sizeof(ctl));
+	return ctl("version", &v, &len, NULL, 0) == 0 && v ? v : "jemalloc";
+}
+
 /* ---- options ---------------------------------------------------------- */
 
 static size_t size_arg(const char *s)
@@ -231,6 +246,7 @@ int main(int argc, char **argv)
 	struct worker *w = calloc(o.threads, sizeof(*w));
 	if (!slot || !w || r.fd < 0 || pthread_create(&r.tid, NULL, sampler_main, &r))
 		return 1;
+	printf("churn: malloc=%s\n", malloc_name());
 	printf("churn: %u threads, %zu values of %zu bytes, replaced by %zu-byte ones and back\n",
 	       o.threads, n, o.big, o.small);
 	uint64_t t0 = now_ns();

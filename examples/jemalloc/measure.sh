@@ -195,7 +195,7 @@ header() {
 	echo "# measure.sh $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo "# kernel $(uname -r) $(uname -m), $(nproc) CPUs," \
 		"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-	echo "# $(sed -n 's/^ebizzy-lite: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.nopurge.1.log)," \
+	echo "# $(sed -n 's/^[a-z-]*: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.nopurge.1.log) ($je)," \
 		"libpurge $(sed -n 's/^libpurge: backend \([a-z]*\)$/backend \1/p' \
 		"$out"/s1.shim.1.err 2>/dev/null | head -n 1), counters: $counter"
 	echo "# reps=$reps seconds=$secs; load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -203,7 +203,7 @@ header() {
 
 report_scenario() { # index args
 	echo
-	echo "## scenario $1: ebizzy-lite -d $secs $2  (medians of $reps)"
+	echo "## scenario $1: $(basename "$work") -d $secs $2  (medians of $reps)"
 	printf '%-12s %12s %9s %9s %9s %11s %9s %9s %8s\n' config records/s "rel" \
 		peakMiB avgMiB "purge/1kch" "faults/ch" "cpums/ch" munmap
 	base=$(median "$1" nopurge 4)
@@ -221,12 +221,14 @@ report_scenario() { # index args
 	for c in $configs; do
 		case $c in nopurge | immediate | default) continue ;; esac
 		echo "$c: throughput $(echo "$(median "$1" "$c" 4) $base" |
-			awk '{ printf "%.0f%%", 100 * $1 / $2 }') of nopurge (goal >= 80%)," \
+			awk '{ printf "%.0f%%", 100 * $1 / $2 }') of nopurge," \
+			"$(echo "$(median "$1" "$c" 4) $(median "$1" default 4)" |
+			awk '{ printf "%.0f%%", ($2 > 0) ? 100 * $1 / $2 : 0 }') of default," \
 			"peak RSS $(echo "$(median "$1" "$c" 7) $imm_rss" |
-			awk '{ printf "%.2fx", $1 / $2 }') of immediate (goal <= 1.5x)," \
+			awk '{ printf "%.2fx", $1 / $2 }') of immediate," \
 			"purge syscalls $(echo "$imm_sc $(median "$1" "$c" 15)" |
 			awk '{ if ($2 > 0) printf "%.0fx", $1 / $2; else printf "inf (0)" }')" \
-			"fewer than immediate (goal >= 10x)"
+			"fewer than immediate"
 	done
 }
 
