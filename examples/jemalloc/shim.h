@@ -85,7 +85,8 @@ struct pool {
 	struct pool_range *r;   /* sorted by address, disjoint; mmap'ed */
 	struct pool_node *node; /* cap of them, mmap'ed; free ones chained by next */
 	unsigned n, cap, free;
-	size_t bytes; /* sum of the range lengths */
+	unsigned fresh; /* nodes never used start here */
+	size_t bytes;   /* sum of the range lengths */
 	uint64_t stamp;
 	unsigned head[POOL_BINS];
 	uint64_t used[(POOL_BINS + 63) / 64]; /* bins that are not empty */
