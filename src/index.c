@@ -290,11 +290,17 @@ int purge__idx_insert(struct purge__index *x, uintptr_t key, uint32_t val)
 
 /* ---- remove ------------------------------------------------------------ */
 
+/* A plain loop, as in leaf_put. */
 static void leaf_cut(node *nd, uint32_t i)
 {
-	memmove(&nd->key[i], &nd->key[i + 1], (nd->n - i - 1) * sizeof(nd->key[0]));
-	memmove(&nd->val[i], &nd->val[i + 1], (nd->n - i - 1) * sizeof(nd->val[0]));
-	shrink(nd, nd->n, nd->n - 1);
+	uint32_t n = nd->n - 1;
+
+	for (uint32_t j = i; j < n; j++) {
+		nd->key[j] = nd->key[j + 1];
+		nd->val[j] = nd->val[j + 1];
+	}
+	nd->key[n] = PURGE_IDX_NONE;
+	nd->n = n;
 }
 
 /* Child ci of p takes the last entry of its left neighbour. */
