@@ -197,7 +197,7 @@ static bool env_flag(const char *name)
 /* Defaults: README.md, "Settings". */
 static void read_config(struct shim_config *c)
 {
-	uint64_t ranges = 64, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
+	uint64_t ranges = 4096, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
 	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# test-shim.sh SHIM WORKLOAD FORK-STORM: run short multi-threaded workloads
+# test-shim.sh SHIM WORKLOAD FORK-STORM CHURN: run short multi-threaded workloads
 # under the unmodified jemalloc with libpurge_jemalloc.so in check mode.
 # Fails when
 #  - the workload finds a damaged record or canary (a purge hit live memory),
@@ -18,6 +18,7 @@ set -u
 shim=$1
 work=$2
 storm=${3:-}
+churn=${4:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -116,6 +117,25 @@ stat_min zero_ranges 1
 # Shim defaults on the default workload shape.
 run default "$both" "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0" -t 3 -s 5M -r 200 -d 1
 stat_min pool 1
+
+# A heap of thousands of small extents freed in random order (16 KiB values
+# replaced by 512-byte ones and back): the pool's size bins with many
+# ranges, and a queue of thousands of ranges.  churn checks every value
+# before it frees it; check mode checks every hand-out.
+if [ -n "$churn" ]; then
+	name=churn
+	echo "== $name: LD_PRELOAD='$both' $churn -m 64M -n 3"
+	env LD_PRELOAD="$both" PURGE_JEMALLOC_CHECK=1 PURGE_JEMALLOC_STATS=1 \
+		MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 PURGE_JEMALLOC_MAX_BYTES=8M \
+		"$churn" -m 64M -n 3 >"$tmp/$name.log" 2>&1 || fail "exit status $?"
+	grep -q "CHECK FAILED" "$tmp/$name.log" && fail "check failure above"
+	grep RESULT "$tmp/$name.log"
+	stat_min pending_checks 10000
+	stat_min zero_ranges 1000
+	stat_min flush_to 1
+	stat_eq failures 0
+	stat_eq double_release 0
+fi
 
 # Chunks above opt.oversize_threshold (8 MiB) live in jemalloc's separate
 # huge arena: it must be hooked too.
