@@ -121,21 +121,72 @@ static void pool_put_dirty(struct shard *sh, uintptr_t s, size_t len)
  * The pool's choice between likely purged and likely resident ranges uses
  * purge_oldest_ns() as a hint only.
  */
+/* Takes a piece for w out of o's pool (only when its lock is free, with
+ * `try`); *seq: o's failure count at the take. */
+static bool take_from(struct shard *o, const struct pool_want *w, struct pool_piece *pc,
+                      uint64_t *seq, bool try)
+{
+	if (!try)
+		pthread_mutex_lock(&o->pool_lock);
+	else if (pthread_mutex_trylock(&o->pool_lock))
+		return false;
+	bool got = pool_take(&o->pool, w, pc);
+	*seq = atomic_load(&o->fail_seq);
+	pthread_mutex_unlock(&o->pool_lock);
+	return got;
+}
+
+/*
+ * The slow path of a hand-out that does not need zeros and found no likely
+ * resident range in its own pool: such a range from another arena's pool
+ * saves faulting the whole extent in.  Only shards with something pending
+ * can hold one; a pool whose lock is taken is skipped.  The piece's purge
+ * is cancelled on its own shard's queue, and from then on it is this
+ * arena's (its dalloc queues it here).  Called inside this shard's fork
+ * gate: a fork waits until every hook has left, so it never finds another
+ * shard's locks taken from here.
+ */
+static struct shard *steal(struct shard *sh, struct pool_want w, struct pool_piece *pc,
+                           uint64_t *seq)
+{
+	unsigned me = (unsigned)(sh - shim.shard);
+
+	for (unsigned k = 1; k < shim.nshard; k++) {
+		struct shard *o = &shim.shard[(me + k) % shim.nshard];
+		if (atomic_load(&o->state) != SHARD_READY || atomic_load(&o->pending) == 0)
+			continue;
+		w.oldest = purge_oldest_ns(o->q);
+		if (take_from(o, &w, pc, seq, true))
+			return o;
+	}
+	return NULL;
+}
+
 static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, bool need_zero,
                        bool *zeroed)
 {
-	struct pool_want w = {(uintptr_t)want, size, align, purge_oldest_ns(sh->q), need_zero};
+	/* first a range of the preferred class, here or (slow path) in
+	 * another arena's pool; then any range here */
+	struct pool_want w = {(uintptr_t)want,        size,      align,
+	                      purge_oldest_ns(sh->q), need_zero, !want && !need_zero};
 	struct pool_piece pc;
+	struct shard *src = sh;
+	uint64_t seq;
+	bool got = take_from(sh, &w, &pc, &seq, false);
 
-	pthread_mutex_lock(&sh->pool_lock);
-	bool got = pool_take(&sh->pool, &w, &pc);
-	uint64_t seq = atomic_load(&sh->fail_seq);
-	pthread_mutex_unlock(&sh->pool_lock);
+	if (!got && w.only && (src = steal(sh, w, &pc, &seq)) != NULL) {
+		got = true;
+		INC(sh, steal);
+	} else if (!got && w.only) {
+		src = sh;
+		w.only = false;
+		got = take_from(sh, &w, &pc, &seq, false);
+	}
 	if (!got)
 		return NULL;
 	void *p = (void *)pc.addr;
-	int pending = shim_cancel(sh, p, size);
-	*zeroed = !pc.dirty && pending == 0 && atomic_load(&sh->fail_seq) == seq;
+	int pending = shim_cancel(src, p, size);
+	*zeroed = !pc.dirty && pending == 0 && atomic_load(&src->fail_seq) == seq;
 	if (need_zero && !*zeroed) {
 		/* jemalloc demands zeros: DONTNEED now rather than memset,
 		 * which would fault in every page */

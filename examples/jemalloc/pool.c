@@ -297,7 +297,7 @@ bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out
 	uintptr_t a = w->at;
 	int i = a ? find_at(p, a, w->size) : find_fit(p, w, &a);
 
-	if (i < 0)
+	if (i < 0 || (w->only && !wanted(&p->r[i], w)))
 		return false;
 	bool dirty = p->r[i].queued == POOL_DIRTY;
 	if (!carve(p, (unsigned)i, a, w->size))

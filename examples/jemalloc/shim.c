@@ -713,6 +713,7 @@ static void print_shim(struct text *t, bool json)
 	    {"flush_to", CT(flush_to)},
 	    {"forks", CT(forks)},
 	    {"fork_bypass", CT(fork_bypass)},
+	    {"steal", CT(steal)},
 	};
 	const struct kv check[] = {
 	    {"pending_checks", CT(check_pending)},

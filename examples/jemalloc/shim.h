@@ -98,6 +98,7 @@ struct pool_want {
 	size_t size, align;
 	uint64_t oldest; /* purge_oldest_ns(): ranges queued before it were settled */
 	bool zero;       /* prefer ranges likely purged (else: likely still resident) */
+	bool only;       /* take nothing but a range of that preferred class */
 };
 
 /* What pool_take() found. */
@@ -147,6 +148,7 @@ struct shim_counters {
 	_Atomic uint64_t mmaps, munmaps, trimmed_bytes, pool_full, double_release;
 	_Atomic uint64_t enqueue_err, failures, flush_to;
 	_Atomic uint64_t forks, fork_bypass; /* hooks that ran while a fork was prepared */
+	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 

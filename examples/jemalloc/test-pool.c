@@ -41,7 +41,7 @@ static struct pool fresh(unsigned cap)
 static bool take(struct pool *p, uintptr_t at, size_t size, size_t align, uint64_t oldest,
                  bool zero, struct pool_piece *pc)
 {
-	struct pool_want w = {at, size, align, oldest, zero};
+	struct pool_want w = {at, size, align, oldest, zero, false};
 
 	return pool_take(p, &w, pc);
 }
@@ -159,6 +159,24 @@ static void test_oldest_and_dirty(void)
 	EXPECT(p.n == 2 && p.bytes == 12 * K);
 }
 
+/* `only`: a range of the preferred class or nothing, the pool unchanged. */
+static void test_only_preferred(void)
+{
+	struct pool p = fresh(8);
+	struct pool_piece pc;
+	struct pool_want w = {0, 4 * K, K, 5, false, true}; /* wants: queued at 5 or later */
+
+	pool_insert(&p, BASE, BASE + 16 * K, 1); /* settled: not wanted */
+	EXPECT(!pool_take(&p, &w, &pc));
+	EXPECT(p.n == 1 && p.bytes == 16 * K);
+	pool_insert(&p, BASE + 32 * K, BASE + 40 * K, 7);
+	EXPECT(pool_take(&p, &w, &pc) && pc.addr == BASE + 32 * K);
+	EXPECT(pool_take(&p, &w, &pc) && pc.addr == BASE + 36 * K);
+	EXPECT(!pool_take(&p, &w, &pc));
+	w.only = false;
+	EXPECT(pool_take(&p, &w, &pc) && pc.addr == BASE);
+}
+
 static void test_full(void)
 {
 	struct pool p = fresh(2);
@@ -259,6 +277,7 @@ int main(void)
 	test_best_fit();
 	test_oldest_and_dirty();
 	test_full();
+	test_only_preferred();
 	test_bins_random();
 	if (failures)
 		fprintf(stderr, "%d expectation(s) failed\n", failures);

@@ -98,6 +98,7 @@ both="$shim $je"
 # has work; jitter and several live chunks make jemalloc split and merge.
 tiny="PURGE_JEMALLOC_MAX_RANGES=4 PURGE_JEMALLOC_MAX_BYTES=1M PURGE_JEMALLOC_MAX_DELAY_MS=1"
 run tiny "$both" "$tiny" -t 4 -s 256K -j 50 -l 4 -r 200 -d 2
+stat_min steal 1 # hand-outs from another arena's pool, checked like the others
 stat_min flushes 2
 stat_min cancelled_bytes 1
 stat_min zero_ranges 1
