@@ -33,6 +33,10 @@
 /* Fresh mappings are at least this large; the rest waits in the pool as
  * zero memory, so runs of small slab requests cost one mmap, not many. */
 #define MAP_MIN ((size_t)2 << 20)
+/* Hand-outs at least this large may take from another arena's pool (see
+ * steal()): below it, faulting the pages in costs less than looking (in
+ * churn, 16 KiB values, stealing for every size halved the throughput). */
+#define STEAL_MIN ((size_t)256 << 10)
 /* Ranges given back to the kernel per release when over pool_max. */
 #define TRIM_MAX 4
 
@@ -137,9 +141,9 @@ static bool take_from(struct shard *o, const struct pool_want *w, struct pool_pi
 }
 
 /*
- * The slow path of a hand-out that does not need zeros and found no likely
- * resident range in its own pool: such a range from another arena's pool
- * saves faulting the whole extent in.  Only shards with something pending
+ * The slow path of a hand-out of STEAL_MIN bytes or more that does not need
+ * zeros and found no likely resident range in its own pool: such a range
+ * from another arena's pool saves faulting the whole extent in.  Only shards with something pending
  * can hold one; a pool whose lock is taken is skipped.  The piece's purge
  * is cancelled on its own shard's queue, and from then on it is this
  * arena's (its dalloc queues it here).  Called inside this shard's fork
@@ -167,8 +171,9 @@ static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, 
 {
 	/* first a range of the preferred class, here or (slow path) in
 	 * another arena's pool; then any range here */
+	bool only = !want && !need_zero && size >= STEAL_MIN;
 	struct pool_want w = {(uintptr_t)want,        size,      align,
-	                      purge_oldest_ns(sh->q), need_zero, !want && !need_zero};
+	                      purge_oldest_ns(sh->q), need_zero, only};
 	struct pool_piece pc;
 	struct shard *src = sh;
 	uint64_t seq;
