@@ -17,20 +17,10 @@
  * Prints `RESULT records_per_s=... chunks=...` like ebizzy-lite (a record
  * is one replaced value, so is a chunk), which measure.sh reads.
  */
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
+#include <sched.h>
+
+#include "workload.h"
 
 struct opts {
 	unsigned threads, rounds, seconds;
@@ -47,24 +37,8 @@ struct worker {
 };
 
 static void **slot;
-static atomic_bool stop_flag, sampler_stop;
+static atomic_bool stop_flag;
 static atomic_uint ready;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static uint64_t tag(uint64_t key, uint64_t seed)
 {
@@ -101,7 +75,7 @@ static bool pass(struct worker *w, size_t from, size_t to, uint64_t *rs)
 	const struct opts *o = w->o;
 
 	for (size_t k = 0; k < w->n; k++) {
-		size_t i = w->first + (size_t)(rnd(rs) % w->n);
+		size_t i = w->first + (size_t)(next(rs) % w->n);
 		/* slots already replaced this pass hold `to`: find one that holds `from` */
 		while (((uintptr_t)slot[i] & 1) == (to == o->big))
 			i = i + 1 < w->first + w->n ? i + 1 : w->first;
@@ -135,61 +109,13 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- RSS sampling, every 10 ms from /proc/self/statm ------------------ */
-
-struct rss {
-	pthread_t tid;
-	int fd;
-	uint64_t peak_pages, sum_pages, samples;
-};
-
-static void *sampler_main(void *arg)
-{
-	struct rss *r = arg;
-	struct timespec ts = {0, 10000000};
-	char buf[128];
-
-	while (!atomic_load(&sampler_stop)) {
-		unsigned long long size, res;
-		ssize_t n = pread(r->fd, buf, sizeof(buf) - 1, 0);
-		buf[n > 0 ? n : 0] = 0;
-		if (sscanf(buf, "%llu %llu", &size, &res) == 2) {
-			r->peak_pages = res > r->peak_pages ? res : r->peak_pages;
-			r->sum_pages += res;
-			r->samples++;
-		}
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
-/* jemalloc's version when jemalloc serves malloc. */
-static const char *malloc_name(void)
-{
-	int (*ctl)(const char *, void *, size_t *, void *, size_t);
-	void *p = dlsym(RTLD_DEFAULT, "mallctl");
-	const char *v = NULL;
-	size_t len = sizeof(v);
-
-	if (!p)
-		return "not-jemalloc";
-	memcpy(&ctl, &p, sizeof(ctl));
-	return ctl("version", &v, &len, NULL, 0) == 0 && v ? v : "jemalloc";
-}
-
 /* ---- options ---------------------------------------------------------- */
 
 static size_t size_arg(const char *s)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	const char *u = "KMG", *k = *end ? strchr(u, *end & ~0x20) : NULL;
+	uint64_t v;
 
-	if (k && end[1] == 0)
-		v <<= 10 * (unsigned)(k - u + 1);
-	else if (*end)
-		v = 0;
-	return (size_t)v;
+	return parse_size(s, &v) && v <= SIZE_MAX ? (size_t)v : 0;
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -237,14 +163,15 @@ usage:
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct rss r = {.fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)};
-	struct rusage ru;
+	struct rss r;
+	uint64_t peak, avg;
+	double user, sys;
 
 	parse(argc, argv, &o);
 	size_t n = o.total / o.big;
 	slot = calloc(n, sizeof(*slot));
 	struct worker *w = calloc(o.threads, sizeof(*w));
-	if (!slot || !w || r.fd < 0 || pthread_create(&r.tid, NULL, sampler_main, &r))
+	if (!slot || !w || !rss_start(&r))
 		return 1;
 	printf("churn: malloc=%s\n", malloc_name());
 	printf("churn: %u threads, %zu values of %zu bytes, replaced by %zu-byte ones and back\n",
@@ -256,28 +183,19 @@ int main(int argc, char **argv)
 		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
 			return 1;
 	}
-	if (!o.rounds) {
-		struct timespec ts = {(time_t)o.seconds, 0};
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-		atomic_store(&stop_flag, true);
-	}
+	if (!o.rounds)
+		stop_after(o.seconds, &stop_flag);
 	uint64_t replaced = 0;
 	for (unsigned i = 0; i < o.threads; i++) {
 		pthread_join(w[i].tid, NULL);
 		replaced += w[i].replaced;
 	}
 	double secs = (double)(now_ns() - t0) / 1e9;
-	atomic_store(&sampler_stop, true);
-	pthread_join(r.tid, NULL);
-	getrusage(RUSAGE_SELF, &ru);
-	uint64_t kib = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
-	double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	rss_stop(&r, &peak, &avg);
+	cpu_seconds(&user, &sys);
 	printf("RESULT records_per_s=%.0f chunks=%" PRIu64 " seconds=%.3f user_s=%.3f sys_s=%.3f"
 	       " peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64 "\n",
-	       (double)replaced / secs, replaced, secs, user, sys, r.peak_pages * kib,
-	       r.samples ? r.sum_pages / r.samples * kib : 0);
+	       (double)replaced / secs, replaced, secs, user, sys, peak, avg);
 	free(w);
 	free(slot);
 	return 0;

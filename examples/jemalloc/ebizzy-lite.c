@@ -16,25 +16,13 @@
  * so a purge that hit live memory (the page reads back as zeros) shows up
  * as a bad record: lookups check what they touch, -V checks everything.
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 #include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
-#include <fcntl.h>
+
+#include "workload.h"
 
 #define MAGIC_HEAD 0x6562697a7a79686full /* "ebizzyho" */
 #define MAGIC_TAIL 0x6562697a7a797466ull
-#define SAMPLE_NS  10000000ull /* RSS sampling period: 10 ms */
 
 struct opts {
 	unsigned threads, live, jitter, searches, seconds;
@@ -60,7 +48,6 @@ struct worker {
 };
 
 static atomic_bool stop_flag;
-static atomic_bool sampler_stop;
 
 /* ---- numbers --------------------------------------------------------- */
 
@@ -70,22 +57,6 @@ static uint64_t mix(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	return x ^ (x >> 31);
-}
-
-static uint64_t next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- chunks ---------------------------------------------------------- */
@@ -272,41 +243,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ---- RSS sampling ---------------------------------------------------- */
-
-struct rss {
-	pthread_t tid;
-	int fd;
-	uint64_t peak_pages, sum_pages, samples;
-};
-
-static uint64_t resident_pages(int fd)
-{
-	char buf[128];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	unsigned long long size = 0, res = 0;
-
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return sscanf(buf, "%llu %llu", &size, &res) == 2 ? res : 0;
-}
-
-static void *sampler_main(void *arg)
-{
-	struct rss *r = arg;
-	struct timespec ts = {0, (long)SAMPLE_NS};
-
-	while (!atomic_load(&sampler_stop)) {
-		uint64_t p = resident_pages(r->fd);
-		r->peak_pages = p > r->peak_pages ? p : r->peak_pages;
-		r->sum_pages += p;
-		r->samples++;
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
 /* ---- allocator introspection (optional symbols) ---------------------- */
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
@@ -315,19 +251,6 @@ typedef uint64_t (*count_fn)(void);
 static void *sym(const char *name)
 {
 	return dlsym(RTLD_DEFAULT, name);
-}
-
-static const char *malloc_name(void)
-{
-	void *p = sym("mallctl");
-	mallctl_fn ctl;
-	const char *v = NULL;
-	size_t len = sizeof(v);
-
-	if (!p)
-		return "not jemalloc";
-	memcpy(&ctl, &p, sizeof(ctl));
-	return ctl("version", &v, &len, NULL, 0) == 0 && v ? v : "jemalloc";
 }
 
 /* jemalloc's own count of purge madvise calls, all arenas merged. */
@@ -375,18 +298,11 @@ static void usage(void)
 
 static uint64_t num(const char *s)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	uint64_t mul = 1;
+	uint64_t v;
 
-	if (*end == 'K' || *end == 'k')
-		mul = 1024, end++;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1024 * 1024, end++;
-	if (errno || end == s || *end)
+	if (!parse_size(s, &v))
 		usage();
-	return (uint64_t)v * mul;
+	return v;
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -470,12 +386,8 @@ static void run(const struct opts *o, struct worker *w)
 			exit(1);
 		}
 	}
-	if (!o->iterations) {
-		struct timespec ts = {(time_t)o->seconds, 0};
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
-		atomic_store(&stop_flag, true);
-	}
+	if (!o->iterations)
+		stop_after(o->seconds, &stop_flag);
 	for (unsigned i = 0; i < o->threads; i++)
 		pthread_join(w[i].tid, NULL);
 }
@@ -483,20 +395,20 @@ static void run(const struct opts *o, struct worker *w)
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct rss r = {.fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)};
-	struct rusage ru;
+	struct rss r;
+	uint64_t peak, avg;
+	double user, sys;
 
 	parse(argc, argv, &o);
 	print_header(&o);
 	fflush(stdout);
 	struct worker *w = calloc(o.threads, sizeof(*w));
-	if (!w || r.fd < 0 || pthread_create(&r.tid, NULL, sampler_main, &r))
+	if (!w || !rss_start(&r))
 		return 1;
 	uint64_t t0 = now_ns();
 	run(&o, w);
 	double secs = (double)(now_ns() - t0) / 1e9;
-	atomic_store(&sampler_stop, true);
-	pthread_join(r.tid, NULL);
+	rss_stop(&r, &peak, &avg);
 
 	uint64_t chunks = 0, lookups = 0, found = 0;
 	for (unsigned i = 0; i < o.threads; i++) {
@@ -504,17 +416,13 @@ int main(int argc, char **argv)
 		lookups += w[i].lookups;
 		found += w[i].found;
 	}
-	getrusage(RUSAGE_SELF, &ru);
-	uint64_t kib = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+	long maxrss = cpu_seconds(&user, &sys);
 	printf("records/s: %.0f\n", (double)lookups / secs);
-	double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
-	double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	printf("RESULT records_per_s=%.0f chunks_per_s=%.1f chunks=%" PRIu64 " found=%" PRIu64
 	       " seconds=%.3f user_s=%.3f sys_s=%.3f peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64
 	       " maxrss_kib=%ld shim_purge_syscalls=%" PRId64 " je_nmadvise=%" PRId64 "\n",
-	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, user, sys,
-	       r.peak_pages * kib, r.samples ? r.sum_pages / r.samples * kib : 0, ru.ru_maxrss,
-	       shim_syscalls(), je_nmadvise());
+	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, user, sys, peak,
+	       avg, maxrss, shim_syscalls(), je_nmadvise());
 	free(w);
 	return 0;
 }

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the two workloads (ebizzy-lite.c, churn.c) share: the clock, their
+ * random numbers, size arguments, which malloc runs, RSS sampling from
+ * /proc/self/statm and the timed run.  Plain malloc/free programs, so
+ * nothing here depends on jemalloc or libpurge.
+ */
+#ifndef PURGE_JEMALLOC_WORKLOAD_H
+#define PURGE_JEMALLOC_WORKLOAD_H
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64*: s must not start at 0. */
+static inline uint64_t next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* Decimal with an optional K, M or G suffix; false on anything else. */
+static inline bool parse_size(const char *s, uint64_t *val)
+{
+	static const char units[] = "KMG";
+	char *end;
+
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	const char *u = *end ? strchr(units, *end & ~0x20) : NULL;
+	unsigned shift = u ? 10 * (unsigned)(u - units + 1) : 0;
+	if (errno || end == s || *s == '-' || (u ? end[1] : *end) || v > (UINT64_MAX >> shift))
+		return false;
+	*val = (uint64_t)v << shift;
+	return true;
+}
+
+/* jemalloc's version when jemalloc serves malloc. */
+static inline const char *malloc_name(void)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t);
+	void *p = dlsym(RTLD_DEFAULT, "mallctl");
+	const char *v = NULL;
+	size_t len = sizeof(v);
+
+	if (!p)
+		return "not-jemalloc";
+	memcpy(&ctl, &p, sizeof(ctl));
+	return ctl("version", &v, &len, NULL, 0) == 0 && v ? v : "jemalloc";
+}
+
+/* ---- RSS, sampled every 10 ms by a thread of its own ------------------- */
+
+struct rss {
+	pthread_t tid;
+	int fd;
+	atomic_bool stop;
+	uint64_t peak_pages, sum_pages, samples;
+};
+
+static inline void *rss_main(void *arg)
+{
+	struct rss *r = arg;
+	struct timespec ts = {0, 10000000};
+	char buf[128];
+
+	while (!atomic_load(&r->stop)) {
+		unsigned long long size, res;
+		ssize_t n = pread(r->fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		if (sscanf(buf, "%llu %llu", &size, &res) == 2) {
+			r->peak_pages = res > r->peak_pages ? res : r->peak_pages;
+			r->sum_pages += res;
+			r->samples++;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static inline bool rss_start(struct rss *r)
+{
+	*r = (struct rss){.fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)};
+	return r->fd >= 0 && pthread_create(&r->tid, NULL, rss_main, r) == 0;
+}
+
+/* Stops sampling; peak and average resident KiB. */
+static inline void rss_stop(struct rss *r, uint64_t *peak_kib, uint64_t *avg_kib)
+{
+	uint64_t kib = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+
+	atomic_store(&r->stop, true);
+	pthread_join(r->tid, NULL);
+	close(r->fd);
+	*peak_kib = r->peak_pages * kib;
+	*avg_kib = r->samples ? r->sum_pages / r->samples * kib : 0;
+}
+
+/* User and system CPU seconds of the process so far; returns its maximum
+ * resident set in KiB (getrusage's ru_maxrss). */
+static inline long cpu_seconds(double *user, double *sys)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	*sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return ru.ru_maxrss;
+}
+
+/* A timed run: sleep `seconds`, then raise the flag the workers poll. */
+static inline void stop_after(unsigned seconds, atomic_bool *flag)
+{
+	struct timespec ts = {(time_t)seconds, 0};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	atomic_store(flag, true);
+}
+
+#endif /* PURGE_JEMALLOC_WORKLOAD_H */
