@@ -94,7 +94,7 @@ for p in "${pages[@]}"; do
 		for t in $tags; do
 			case $t in
 			c)
-				if ! out=$("$CC" -std=c11 -Wall -Wextra -Werror -I"$root/include" \
+				if ! out=$("$CC" -std=c11 -Wall -Wextra -Werror -pthread -I"$root/include" \
 					-o "$exe" "$src" -L"$build" -lpurge 2>&1); then
 					err "$name: C example ${file#"$name".} does not compile:"
 					printf '%s\n' "$out" >&2
@@ -103,7 +103,7 @@ for p in "${pages[@]}"; do
 				compiled=$((compiled + 1))
 				;;
 			c++)
-				if ! out=$("$CXX" -x c++ -Wall -Wextra -Werror -I"$root/include" \
+				if ! out=$("$CXX" -x c++ -Wall -Wextra -Werror -pthread -I"$root/include" \
 					-o "$exe.cxx" "$src" -L"$build" -lpurge 2>&1); then
 					err "$name: example ${file#"$name".} does not compile as C++:"
 					printf '%s\n' "$out" >&2

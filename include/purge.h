@@ -18,14 +18,33 @@
  *    allocator's) atfork handlers; the library installs none.
  *
  * Reuse and zeroes.  Before reusing memory it enqueued, an allocator calls
- * purge_cancel() on it.  The memory reads as zero when
- *   1. purge_cancel() answered 0 (nothing of it was still pending: every
- *      enqueued byte of it was settled by a flush),
+ * purge_cancel() on it.  A cancel works on whole pages: it takes back the
+ * pending purge of every page the interval touches, bytes of those pages
+ * outside the interval included, and its answer is about those pages: 1
+ * when some of their bytes were still pending, 0 when none were.
+ * [addr, addr+len) reads as zero when all of these hold:
+ *   1. purge_cancel(q, addr, len) answered 0;
  *   2. the queue's advice zeroes (purge_stats.zeroed: MADV_DONTNEED or
- *      MADV_DONTNEED_LOCKED on private anonymous memory), and
- *   3. on_failure reported no range that overlaps it since it was enqueued,
- * and nothing wrote to it after it was enqueued.  An answer of 1 means some
- * of it was never purged: treat it as dirty.
+ *      MADV_DONTNEED_LOCKED on private anonymous memory);
+ *   3. every page the interval touches was enqueued (enqueues hold whole
+ *      pages: the partial pages PURGE_TRIM cuts off a range's ends are
+ *      never enqueued), and since then
+ *   4. no cancel that answered 1 touched any of those pages (it took back
+ *      the purge of each whole page: the rest of such a page keeps its old
+ *      bytes until the page is enqueued and settled again), and
+ *   5. on_failure reported no range that overlaps those pages;
+ * and nothing wrote to [addr, addr+len) after it was enqueued.  An
+ * allocator that carves pages into smaller objects cancels the whole run
+ * once, before carving, and applies that one answer to every object in it.
+ * Memory never enqueued is not covered: cancel answers 0 for it and says
+ * nothing about its contents (fresh anonymous mmap memory reads as zero
+ * by itself).
+ *
+ * Threads.  Enqueue a run while the freeing thread still owns it, before
+ * it is published to a free list other threads take from; cancel after
+ * taking a run, before writing to it.  In the other order a purge can hit
+ * a run another thread already reuses, or a cancel can miss a purge that
+ * is still to come.
  */
 #ifndef PURGE_H
 #define PURGE_H
@@ -186,14 +205,20 @@ int purge_queue_create(purge_queue **qp, const struct purge_config *cfg);
 
 /* Flush what is pending, then release the queue (and its mmap'ed storage
  * when it came from purge_queue_create).  Returns what purge_flush()
- * returns; the queue is gone either way unless -EBUSY or -EINVAL. */
+ * returns; the queue is gone either way unless -EBUSY or -EINVAL.  A
+ * queue in caller memory is marked destroyed: later calls on it answer
+ * -EINVAL (purge_oldest_ns and purge_get_batch 0, purge_get_stats zeros)
+ * while that memory is left as it is; once the memory is reused, or
+ * unmapped (purge_queue_create), nothing can be detected. */
 int purge_queue_destroy(purge_queue *q);
 
 /* Queue [addr, addr+len) to be purged.  O(1), no system call, unless the
  * range fills the queue (capacity) or crosses max_pending_bytes or
  * max_delay_ns: then an automatic flush settles the whole queue, this
  * range included, or, with PURGE_INCREMENTAL, the oldest `batch` ranges at
- * a time until the queue is back under every threshold it crossed.
+ * a time until the queue is back under every threshold it crossed.  When
+ * cancels' splits have used up the queue's spare room, the oldest `batch`
+ * ranges are settled first, before the range is added.
  * len == 0 is a no-op.  Without PURGE_TRIM, addr and len must be page
  * multiples; with it the range is shrunk inward (and a range with no whole
  * page is a no-op).  Returns 0, or -EINVAL (NULL queue or address,
@@ -206,18 +231,21 @@ int purge_queue_destroy(purge_queue *q);
  * not through this return value. */
 int purge_enqueue(purge_queue *q, void *addr, size_t len);
 
-/* Remove every pending byte in [addr, addr+len): ranges inside it are
- * dropped, ranges overlapping it are trimmed or split (a split part keeps
- * its age).  Afterwards no byte of the interval is purged by this queue.
- * Call it before reusing memory.  Unaligned bounds are widened outward to
- * pages (never purge too much); len == 0 is a no-op.  O(log n) per pending
+/* Remove every pending byte of the pages [addr, addr+len) touches:
+ * ranges inside them are dropped, ranges overlapping them are trimmed or
+ * split (a split part keeps its age).  Afterwards no byte of those pages
+ * is purged by this queue.  Call it before reusing memory, after taking it
+ * (see Threads above).  Unaligned bounds are widened outward to pages
+ * (never purge too much): the answer is about whole pages, see "Reuse and
+ * zeroes" above; len == 0 is a no-op.  O(log n) per pending
  * range it touches; the first cancel after enqueues also indexes them
  * (O(log n) each, or O(n) in bulk).  No system call, except when splits
  * have used up the queue's spare room (the oldest `batch` ranges are
  * settled first) or more than 32 enqueues overlapped pending bytes (those
  * are settled).  Returns 1 when it removed pending bytes (they were never
- * purged by this queue), 0 when nothing in the interval was pending, or
- * -EINVAL (NULL queue, addr+len overflows), -EBUSY. */
+ * purged by this queue), 0 when nothing in those pages was pending, or
+ * -EINVAL (NULL or destroyed queue, addr+len overflows), -EBUSY.  On an
+ * error nothing was removed: the memory must not be reused yet. */
 int purge_cancel(purge_queue *q, void *addr, size_t len);
 
 /* Settle everything pending, merging ranges that touch.  Every pending
@@ -230,8 +258,9 @@ int purge_flush(purge_queue *q);
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
  * purge_flush).  Of equal ages, ranges settle in enqueue order, then the
  * parts cancels split off, by address.  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
- * may lag CLOCK_MONOTONIC by a tick (1-10 ms): a range may count as that
- * much older, never younger.  Returns what purge_flush returns.  O(k log n)
+ * lags CLOCK_MONOTONIC by up to two ticks (the timekeeper advances in
+ * whole ticks; 2-20 ms for CONFIG_HZ 1000..100, 3-7 ms measured with a
+ * 4 ms tick): a range may count as up to that much older, never younger.  Returns what purge_flush returns.  O(k log n)
  * for the k ranges settled out of n pending, plus the system calls. */
 int purge_flush_older(purge_queue *q, uint64_t age_ns);
 
@@ -240,8 +269,9 @@ int purge_flush_older(purge_queue *q, uint64_t age_ns);
  * pending, plus the system calls. */
 int purge_flush_to(purge_queue *q, size_t keep_bytes);
 
-/* CLOCK_MONOTONIC ns (read from CLOCK_MONOTONIC_COARSE) at which the oldest
- * pending range was enqueued; 0 when nothing is pending or q is NULL.  An
+/* CLOCK_MONOTONIC ns (read from CLOCK_MONOTONIC_COARSE, up to two ticks
+ * early) at which the oldest pending range was enqueued; 0 when nothing
+ * is pending or q is NULL.  An
  * event loop schedules its next purge_flush_older from it: no daemon.
  * O(1). */
 uint64_t purge_oldest_ns(const purge_queue *q);

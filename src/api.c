@@ -34,7 +34,7 @@ int purge_version(void)
  * On 0 the caller must leave(). */
 static int enter(purge_queue *q)
 {
-	if (!q)
+	if (!purge__alive(q))
 		return -EINVAL;
 	purge__lock(q);
 	if (q->busy) {
@@ -87,6 +87,7 @@ int purge_queue_destroy(purge_queue *q)
 	if (ret)
 		return ret;
 	ret = purge__drain_all(q, false);
+	q->magic = 0; /* later calls on the memory answer -EINVAL */
 	purge__unlock(q);
 	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_destroy(&q->lock);
@@ -187,7 +188,7 @@ int purge_flush_to(purge_queue *q, size_t keep_bytes)
 
 uint64_t purge_oldest_ns(const purge_queue *q)
 {
-	if (!q)
+	if (!purge__alive(q))
 		return 0;
 	purge__lock(q);
 	uint64_t t = purge__store_oldest(&q->s);
@@ -209,7 +210,7 @@ int purge_set_batch(purge_queue *q, unsigned batch)
 
 unsigned purge_get_batch(const purge_queue *q)
 {
-	if (!q)
+	if (!purge__alive(q))
 		return 0;
 	purge__lock(q);
 	unsigned b = q->set.batch;
@@ -222,7 +223,7 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 	if (!out)
 		return;
 	memset(out, 0, sizeof(*out));
-	if (!q)
+	if (!purge__alive(q))
 		return;
 	purge__lock(q);
 	*out = q->st;

@@ -143,7 +143,11 @@ struct purge__slot {
 	size_t piece, off;
 };
 
+/* purge_queue.magic while the queue is alive; destroy clears it. */
+#define PURGE_QUEUE_MAGIC 0x70757267u /* "purg" */
+
 struct purge_queue {
+	uint32_t magic; /* PURGE_QUEUE_MAGIC, else destroyed (or never a queue) */
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
@@ -170,6 +174,13 @@ bool purge__advice_zeroes(int advice);
 size_t purge__pool_pieces(unsigned capacity);
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
                               const struct purge_config *cfg, const struct purge__backend *be);
+
+/* A queue that is alive: not NULL, not destroyed.  Checked before its
+ * lock is taken (a destroyed queue's mutex is gone). */
+static inline bool purge__alive(const purge_queue *q)
+{
+	return q && q->magic == PURGE_QUEUE_MAGIC;
+}
 
 static inline void purge__lock(const purge_queue *q)
 {

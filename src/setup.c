@@ -143,19 +143,20 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 	else
 		q->backend =
 		    q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP : PURGE_BACKEND_VECTORED;
+	q->magic = PURGE_QUEUE_MAGIC;
 	*qp = q;
 	return 0;
 }
 
 void purge_fork_prepare(purge_queue *q)
 {
-	if (q)
+	if (purge__alive(q))
 		purge__lock(q);
 }
 
 void purge_fork_parent(purge_queue *q)
 {
-	if (q)
+	if (purge__alive(q))
 		purge__unlock(q);
 }
 
@@ -164,6 +165,6 @@ void purge_fork_parent(purge_queue *q)
  * mutex is what POSIX atfork child handlers do (glibc's malloc does too). */
 void purge_fork_child(purge_queue *q)
 {
-	if (q && (q->set.flags & PURGE_LOCKED))
+	if (purge__alive(q) && (q->set.flags & PURGE_LOCKED))
 		init_lock(q);
 }

@@ -536,3 +536,75 @@ Test(kernel, probe_under_mlockall_stays_vectored)
 	cr_assert_eq(purge__probe_peek(MADV_DONTNEED), PURGE_BACKEND_VECTORED, "and remembers it");
 	cr_assert_eq(purge_backend(MADV_DONTNEED), PURGE_BACKEND_VECTORED);
 }
+
+static bool all_bytes(const char *p, size_t len, unsigned char b)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)p[i] != b)
+			return false;
+	return true;
+}
+
+/* Issue 15.1: two sub-page objects of one pending page.  The first cancel
+ * takes back the whole page's purge and answers 1; the second finds
+ * nothing pending and answers 0, yet its bytes were never purged: the rule
+ * of purge.h (condition 4) is what tells the allocator so. */
+Test(kernel, sub_page_cancels_answer_for_whole_pages)
+{
+	char *r = map_region(2);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+	size_t half = PAGE / 2;
+
+	memset(r, 0xab, 2 * PAGE);
+	cr_assert_eq(purge_enqueue(q, r, 2 * PAGE), 0);
+	cr_assert_eq(purge_cancel(q, r, half), 1, "object A: page 0 was pending");
+	cr_assert_eq(purge_cancel(q, r + half, half), 0, "object B: nothing left in page 0");
+	cr_assert(all_bytes(r + half, half, 0xab), "B was never purged: it keeps its bytes");
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert(all_bytes(r, PAGE, 0xab), "page 0 is no longer pending");
+	cr_assert(page_all(r + PAGE, 0), "page 1 was purged");
+
+	/* the same objects of a page already purged: both answers 0, both zero */
+	cr_assert_eq(purge_cancel(q, r + PAGE, half), 0);
+	cr_assert(all_bytes(r + PAGE, half, 0));
+	memset(r + PAGE, 0x5a, half); /* A in use */
+	cr_assert_eq(purge_cancel(q, r + PAGE + half, half), 0);
+	cr_assert(all_bytes(r + PAGE + half, half, 0), "B: page purged, not written since");
+	purge_queue_destroy(q);
+}
+
+/* Issue 15.5: cancels of 64 MiB to 4 GiB over pending ranges spread across
+ * an 8 GiB reservation (MAP_NORESERVE: only the touched pages exist). */
+Test(kernel, large_cancels_take_back_everything_inside)
+{
+	const size_t gib = (size_t)1 << 30, span = 8 * gib, step = 16u << 20;
+	char *r = mmap(NULL, span, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cr_assert_neq(r, MAP_FAILED);
+	purge_queue *q = mkq(PURGE_MODE_AUTO, 0, 0);
+	size_t n = span / step;
+
+	for (size_t i = 0; i < n; i++) {
+		memset(r + i * step, 0x11, 2 * PAGE);
+		cr_assert_eq(purge_enqueue(q, r + i * step, 2 * PAGE), 0);
+	}
+	/* three intervals back to back: [PAGE, end) of the reservation */
+	size_t sizes[] = {64u << 20, 1 * gib, 4 * gib}, end = PAGE;
+	for (size_t k = 0; k < 3; k++) {
+		cr_assert_eq(purge_cancel(q, r + end, sizes[k]), 1, "cancel of %zu MiB",
+		             sizes[k] >> 20);
+		end += sizes[k];
+	}
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t i = 0; i < n; i++) {
+		size_t off = i * step; /* pages off and off + PAGE were pending */
+		bool p0 = off >= PAGE && off < end, p1 = off + PAGE < end;
+		cr_assert(page_all(r + off, p0 ? 0x11 : 0), "piece %zu page 0", i);
+		cr_assert(page_all(r + off + PAGE, p1 ? 0x11 : 0), "piece %zu page 1", i);
+	}
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.failed_ranges, 0);
+	assert_identity(q);
+	purge_queue_destroy(q);
+	munmap(r, span);
+}

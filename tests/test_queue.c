@@ -652,3 +652,75 @@ Test(queue, cancellation_waits_for_the_callback)
 		fake_fail_page(&fk, pg(0), 0);
 	}
 }
+
+/* Issue 15.5 on the fake kernel: cancels wider than 64 MiB, up to 6 GiB,
+ * over pending pages spread across the address space. */
+Test(queue, large_cancels)
+{
+	struct fake_kernel big;
+	const uintptr_t base = (uintptr_t)0x300000000000ull, gib = (uintptr_t)1 << 30;
+	const size_t step = 64; /* pages between pending pieces: 256 KiB */
+
+	fake_init(&big, base, (size_t)(8 * gib / PAGE));
+	struct purge_config cfg = {.capacity = 40000};
+	cfg.on_failure = record_failure;
+	cfg.arg = &fails;
+	size_t bytes = purge_queue_bytes(cfg.capacity);
+	purge_queue *q;
+	cr_assert_eq(purge__queue_init_backend(&q, test_alloc(bytes), bytes, &cfg, &big.be), 0);
+	size_t n = (size_t)(8 * gib / PAGE) / step;
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)(base + i * step * PAGE), PAGE), 0);
+	uintptr_t lo = base + gib, hi = lo + 6 * gib; /* 64 MiB, then the rest */
+	cr_assert_eq(purge_cancel(q, (void *)lo, (size_t)64 << 20), 1);
+	cr_assert_eq(purge_cancel(q, (void *)(lo + ((uintptr_t)64 << 20)),
+	                          (size_t)(hi - lo - ((uintptr_t)64 << 20))),
+	             1);
+	size_t inside = (size_t)(6 * gib / PAGE) / step;
+	cr_assert_eq(stats_of(q).cancelled_bytes, inside * PAGE);
+	cr_assert_eq(stats_of(q).pending_ranges, n - inside);
+	cr_assert_eq(purge_flush(q), 0);
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = base + i * step * PAGE;
+		cr_assert_eq(fake_purged(&big, a), a < lo || a >= hi, "piece %zu", i);
+	}
+	assert_identity(q);
+	fake_free(&big);
+}
+
+/* Issue 15.11: calls on a destroyed queue in caller memory fail. */
+static void destroyed_answers_einval(unsigned flags)
+{
+	struct purge_config cfg = {.flags = flags};
+	purge_queue *q = mkq(&cfg);
+	struct purge_stats st;
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+	cr_assert_eq(purge_queue_destroy(q), 0);
+	cr_assert(fake_range_purged(&fk, pg(0), PAGE, 1), "destroy flushed");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(1), PAGE), -EINVAL);
+	cr_assert_eq(purge_cancel(q, (void *)pg(1), PAGE), -EINVAL);
+	cr_assert_eq(purge_flush(q), -EINVAL);
+	cr_assert_eq(purge_flush_older(q, 1), -EINVAL);
+	cr_assert_eq(purge_flush_to(q, 0), -EINVAL);
+	cr_assert_eq(purge_set_batch(q, 8), -EINVAL);
+	cr_assert_eq(purge_get_batch(q), 0);
+	cr_assert_eq(purge_oldest_ns(q), 0);
+	purge_get_stats(q, &st);
+	cr_assert_eq(st.enqueued_ranges, 0, "stats of a destroyed queue are zero");
+	cr_assert_eq(purge_queue_destroy(q), -EINVAL, "a second destroy");
+	purge_fork_prepare(q); /* no-ops: no lock to take */
+	purge_fork_parent(q);
+	purge_fork_child(q);
+	cr_assert(fake_range_purged(&fk, pg(1), PAGE, 0));
+}
+
+Test(queue, a_destroyed_queue_answers_einval)
+{
+	destroyed_answers_einval(0);
+}
+
+Test(queue, a_destroyed_locked_queue_answers_einval)
+{
+	destroyed_answers_einval(PURGE_LOCKED);
+}

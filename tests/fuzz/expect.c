@@ -81,6 +81,14 @@ static unsigned batch(const struct fz *z)
 	return purge_get_batch(z->q);
 }
 
+static bool stats_zeroed(const struct fz *z)
+{
+	struct purge_stats st;
+
+	purge_get_stats(z->q, &st);
+	return st.zeroed;
+}
+
 /* ---- the calls ----------------------------------------------------------- */
 
 /* Room for `need` more ranges: the oldest `batch` at a time, one flush. */
@@ -126,6 +134,11 @@ void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 			z->l[k].flag = r.flag = true;
 	add(z, r);
 	z->enq += e - s;
+	for (uintptr_t a = s; a < e; a += z->page) { /* the allocator's side of the rule */
+		size_t i = fz_pidx(z, a);
+		z->zclean[i] = true;
+		memset(&z->wrote[i * NQ], 0, NQ);
+	}
 	unsigned c = over(z);
 	if (!c)
 		return;
@@ -242,6 +255,7 @@ void m_flush_to(struct fz *z, uint64_t keep)
 
 void m_reset(struct fz *z)
 {
+	memset(z->zclean, 0, sizeof(z->zclean)); /* the rule is about one queue */
 	z->n = 0;
 	z->enq = z->canc = z->pend = z->flushes = 0;
 	z->seen_purged = z->seen_failed = 0;
@@ -315,10 +329,56 @@ void m_expect_settled(struct fz *z)
 		for (uintptr_t a = d->s; a < d->e; a += z->page) {
 			size_t i = fz_pidx(z, a);
 			if (!bad_page(z, i))
-				z->expect[i] = clean ? E_ZERO : E_ANY;
+				memset(&z->expect[i * NQ], clean ? E_ZERO : E_ANY, NQ);
 		}
 	}
 	z->nexpect = z->ndone;
+}
+
+/* Condition 5 of the rule: a page a report named is not known to be zero. */
+static void note_reports(struct fz *z)
+{
+	for (size_t f = 0; f < z->nf; f++)
+		for (uintptr_t a = z->f[f].s; a < z->f[f].e; a += z->page)
+			z->zclean[fz_pidx(z, a)] = false;
+}
+
+static bool slot_is(const struct fz *z, size_t k, uint8_t b)
+{
+	size_t q = z->page / NQ;
+	const volatile uint8_t *p = (const uint8_t *)(z->r + k * q);
+
+	return p[0] == b && p[q / 2] == b && p[q - 1] == b;
+}
+
+/* purge.h, "Reuse and zeroes": [s, e) reads as zero when cancel answered
+ * 0, the advice zeroes, every page it touches was enqueued and since then
+ * touched by no cancel that answered 1 and named by no report, and nothing
+ * wrote to [s, e) itself since.  The allocator's side is all the model
+ * knows: it reads back every such claim. */
+void m_zero_claim(struct fz *z, uintptr_t s, uintptr_t e, int ret)
+{
+	uintptr_t mask = z->page - 1, lo = (uintptr_t)z->r, hi = lo + NP * z->page;
+	uintptr_t ws = s & ~mask, we = (e + mask) & ~mask;
+	size_t q = z->page / NQ;
+	bool claim = ret == 0 && ws >= lo && we <= hi;
+
+	note_reports(z);
+	for (uintptr_t a = ws > lo ? ws : lo; a < (we < hi ? we : hi); a += z->page) {
+		claim &= z->zclean[fz_pidx(z, a)];
+		if (ret) /* condition 4: it took back the purge of the whole page */
+			z->zclean[fz_pidx(z, a)] = false;
+	}
+	if (!claim || !stats_zeroed(z))
+		return;
+	size_t k0 = (s - lo) / q, k1 = (e - lo + q - 1) / q;
+	for (size_t k = k0; k < k1; k++)
+		claim &= !z->wrote[k];
+	for (size_t k = k0; claim && k < k1; k++)
+		CHECK(z, slot_is(z, k, 0),
+		      "zero claim: cancel of %#zx+%zu answered 0, slot %zu of page %zu is not zero",
+		      (size_t)(s - lo), (size_t)(e - s), k % NQ, k / NQ);
+	z->zclaims += claim;
 }
 
 /* What the operation settled and reported, for a failure message. */
@@ -390,29 +450,25 @@ static bool pending(const struct fz *z, size_t i)
 	return false;
 }
 
-static bool page_is(const struct fz *z, size_t i, uint8_t b)
-{
-	const volatile uint8_t *p = (const uint8_t *)fz_pa(z, i);
-
-	return p[0] == b && p[z->page / 2] == b && p[z->page - 1] == b;
-}
-
 static void check_pages(struct fz *z)
 {
 	if (z->o->verbose)
 		dump(z);
-	for (size_t i = 0; i < NP; i++) {
-		if (pending(z, i) || z->expect[i] == E_ANY)
+	for (size_t k = 0; k < NP * NQ; k++) {
+		if (pending(z, k / NQ) || z->expect[k] == E_ANY)
 			continue;
-		if (z->expect[i] == E_PATTERN)
-			CHECK(z, page_is(z, i, z->pat[i]), "page %zu: live data destroyed", i);
+		if (z->expect[k] == E_PATTERN)
+			CHECK(z, slot_is(z, k, z->pat[k]), "page %zu slot %zu: live data destroyed",
+			      k / NQ, k % NQ);
 		else
-			CHECK(z, page_is(z, i, 0), "page %zu: enqueued but not purged", i);
+			CHECK(z, slot_is(z, k, 0), "page %zu slot %zu: enqueued but not purged",
+			      k / NQ, k % NQ);
 	}
 }
 
 void m_check(struct fz *z)
 {
+	note_reports(z);
 	check_books(z);
 	m_expect_settled(z);
 	check_pages(z);

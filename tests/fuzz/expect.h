@@ -15,6 +15,7 @@
 #include "model.h"
 
 #define NP   64   /* pages in the region */
+#define NQ   4    /* slots a page: sub-page objects are cancelled and written in slots */
 #define MAXL 256  /* model ranges */
 #define MAXF 4096 /* failure reports per operation */
 #define OVLB 32   /* overlapping enqueues kept below purge_cancel's limit */
@@ -45,7 +46,13 @@ struct fz {
 	struct mrange l[MAXL];
 	size_t n;
 	uint64_t enq, canc, pend, flushes, seq;
-	uint8_t expect[NP], pat[NP], locked[NP];
+	uint8_t expect[NP * NQ], pat[NP * NQ], locked[NP];
+	/* The zero rule of purge.h, per page, from the allocator's side: the
+	 * page was enqueued and, since then, nothing wrote to it, no cancel
+	 * that answered 1 touched it and no report named it. */
+	bool zclean[NP];
+	bool wrote[NP * NQ]; /* written since its page was last enqueued */
+	uint64_t zclaims;    /* zero claims read back */
 	unsigned gen;
 	/* what the current operation settled, and its reports */
 	struct mrange done[2 * MAXL];
@@ -69,10 +76,15 @@ _Noreturn void fz_fail(struct fz *z, const char *fmt, ...) __attribute__((format
 uintptr_t fz_pa(const struct fz *z, size_t i);
 size_t fz_pidx(const struct fz *z, uintptr_t a);
 void fz_write_page(struct fz *z, size_t i);
+/* The allocator writes the slots that [s, e) touches (an object it reuses). */
+void fz_write_slots(struct fz *z, uintptr_t s, uintptr_t e);
 
 /* The model's side of each call (expect.c). */
 void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e);
 bool m_cancel(struct fz *z, uintptr_t s, uintptr_t e); /* the expected answer */
+/* After a cancel of [s, e) answered `ret`, before the allocator writes:
+ * where purge.h's zero rule says [s, e) reads as zero, read it back. */
+void m_zero_claim(struct fz *z, uintptr_t s, uintptr_t e, int ret);
 void m_flush_all(struct fz *z);
 void m_flush_older(struct fz *z, uint64_t age);
 void m_flush_to(struct fz *z, uint64_t keep);

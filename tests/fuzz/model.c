@@ -53,12 +53,32 @@ size_t fz_pidx(const struct fz *z, uintptr_t a)
 	return (a - (uintptr_t)z->r) / z->page;
 }
 
-/* The allocator writes to a page it owns: a fresh pattern. */
+/* The allocator writes to a slot it owns: a fresh pattern. */
+static void write_slot(struct fz *z, size_t k)
+{
+	size_t q = z->page / NQ;
+
+	z->pat[k] = (uint8_t)(1 + (z->gen++ % 250));
+	memset(z->r + k * q, z->pat[k], q);
+	z->expect[k] = E_PATTERN;
+	z->wrote[k] = true;
+}
+
 void fz_write_page(struct fz *z, size_t i)
 {
-	z->pat[i] = (uint8_t)(1 + (z->gen++ % 250));
-	memset((void *)fz_pa(z, i), z->pat[i], z->page);
-	z->expect[i] = E_PATTERN;
+	for (size_t j = 0; j < NQ; j++)
+		write_slot(z, i * NQ + j);
+}
+
+void fz_write_slots(struct fz *z, uintptr_t s, uintptr_t e)
+{
+	uintptr_t lo = (uintptr_t)z->r, hi = lo + NP * z->page;
+	size_t q = z->page / NQ;
+
+	s = s < lo ? lo : s;
+	e = e > hi ? hi : e;
+	for (size_t k = (s - lo) / q; s < e && k < (e - lo + q - 1) / q; k++)
+		write_slot(z, k);
 }
 
 static void on_failure(void *arg, void *addr, size_t len, int err)
@@ -84,6 +104,15 @@ static uint64_t model_now(void *ctx, bool coarse)
 
 /* ---- operations ---------------------------------------------------------- */
 
+/* Where a ragged end falls inside its page: mostly on a slot boundary
+ * (sub-page objects), sometimes on any byte. */
+static uintptr_t ragged(struct fz *z)
+{
+	if (rnd(z->src, 4))
+		return 0;
+	return rnd(z->src, 3) ? rnd(z->src, NQ) * (z->page / NQ) : rnd(z->src, (uint32_t)z->page);
+}
+
 /* A random range in the region: whole pages, sometimes with ragged ends. */
 static void pick_range(struct fz *z, uintptr_t *s, uintptr_t *e)
 {
@@ -91,19 +120,18 @@ static void pick_range(struct fz *z, uintptr_t *s, uintptr_t *e)
 
 	if (first + npg > NP)
 		npg = NP - first;
-	*s = fz_pa(z, first) + (rnd(z->src, 4) ? 0 : rnd(z->src, (uint32_t)z->page));
+	*s = fz_pa(z, first) + ragged(z);
 	*e = fz_pa(z, first + npg);
-	if (first + npg < NP && !rnd(z->src, 4))
-		*e += rnd(z->src, (uint32_t)z->page);
+	if (first + npg < NP)
+		*e += ragged(z);
 	if (*e < *s)
 		*e = *s;
 }
 
-static void op_enqueue(struct fz *z)
+/* An allocator frees [s, e): its dirty data, then the enqueue. */
+static void do_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 {
-	uintptr_t s, e, mask = z->page - 1;
-
-	pick_range(z, &s, &e);
+	uintptr_t mask = z->page - 1;
 	uintptr_t ts = (s + mask) & ~mask, te = e & ~mask;
 	int want = 0;
 	if (!(z->cfg.flags & PURGE_TRIM) && e > s && ((s | e) & mask))
@@ -125,11 +153,19 @@ static void op_enqueue(struct fz *z)
 	      want);
 }
 
-static void op_cancel(struct fz *z)
+static void op_enqueue(struct fz *z)
 {
-	uintptr_t s, e, mask = z->page - 1;
+	uintptr_t s, e;
 
 	pick_range(z, &s, &e);
+	do_enqueue(z, s, e);
+}
+
+/* An allocator reuses [s, e): the cancel, its zero claim read back where
+ * purge.h's rule makes one, then the allocator's writes. */
+static void do_cancel(struct fz *z, uintptr_t s, uintptr_t e)
+{
+	uintptr_t mask = z->page - 1;
 	uintptr_t ws = s & ~mask, we = (e + mask) & ~mask;
 	if (!m_cancel_ok(z, ws, we))
 		return; /* keep overlapping ranges under purge_cancel's limit */
@@ -141,9 +177,40 @@ static void op_cancel(struct fz *z)
 	CHECK(z, ret == want, "cancel %zu+%zu: %d, want %d", fz_pidx(z, s), (size_t)(e - s), ret,
 	      want);
 	m_expect_settled(z); /* a cancel may settle the oldest first */
-	if (e > s)
-		for (uintptr_t a = ws; a < we; a += z->page)
-			fz_write_page(z, fz_pidx(z, a)); /* reused: live again */
+	if (e > s) {
+		m_zero_claim(z, s, e, ret);
+		fz_write_slots(z, s, e); /* reused: live again */
+	}
+}
+
+/* Mostly a range of the region; sometimes an interval of up to 4 GiB on
+ * either side of it, as an allocator that cancels whole extents. */
+static void op_cancel(struct fz *z)
+{
+	uintptr_t s, e;
+
+	pick_range(z, &s, &e);
+	if (!rnd(z->src, 16)) {
+		uintptr_t lo = (uintptr_t)z->r, hi = lo + NP * z->page, gib = (uintptr_t)1 << 30;
+		s = lo - (uintptr_t)rnd(z->src, 4) * gib - rnd(z->src, 64) * z->page;
+		e = hi + (uintptr_t)rnd(z->src, 4) * gib + ragged(z);
+	}
+	do_cancel(z, s, e);
+}
+
+/* The split-heavy pattern: one long range, then every other page (or a
+ * slot of it) taken back, each cancel splitting what is left. */
+static void op_split_heavy(struct fz *z)
+{
+	size_t first = rnd(z->src, NP / 2), npg = 8 + rnd(z->src, NP / 2 - 8);
+
+	do_enqueue(z, fz_pa(z, first), fz_pa(z, first + npg));
+	m_check(z);
+	for (size_t i = first + 1; i + 1 < first + npg; i += 2) {
+		uintptr_t s = fz_pa(z, i) + (rnd(z->src, 2) ? 0 : ragged(z));
+		do_cancel(z, s, s + (rnd(z->src, 2) ? z->page / NQ : z->page));
+		m_check(z);
+	}
 }
 
 static void op_flush(struct fz *z)
@@ -304,7 +371,9 @@ static void one_op(struct fz *z)
 		op_reconfigure(z);
 	else if (k < 92)
 		op_inject(z);
-	else if (k < 94)
+	else if (k < 93)
+		op_split_heavy(z);
+	else if (k < 95)
 		op_refuse(z);
 	else
 		op_invalid(z);
@@ -356,6 +425,7 @@ uint64_t fuzz_run(struct fuzz_src *src, const struct fuzz_opts *o)
 	for (z->op = 0; z->op < o->max_ops && !src->done; z->op++)
 		one_op(z);
 	uint64_t ops = z->op;
+	src->zclaims += z->zclaims;
 	teardown(z);
 	free(z);
 	return ops;

@@ -27,8 +27,9 @@
 struct fuzz_src {
 	const uint8_t *p; /* libFuzzer input, or NULL for the PRNG */
 	size_t n;
-	uint64_t state; /* PRNG state */
-	bool done;      /* input exhausted */
+	uint64_t state;   /* PRNG state */
+	bool done;        /* input exhausted */
+	uint64_t zclaims; /* out: zero claims of cancel read back, over all runs */
 };
 
 struct fuzz_opts {
