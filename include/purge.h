@@ -76,6 +76,15 @@ extern "C" {
 #define PURGE_TRIM        (1u << 1) /* shrink unaligned ranges inward to whole pages */
 #define PURGE_LOCKED      (1u << 2) /* internal lock: calls from many threads are safe */
 #define PURGE_INCREMENTAL (1u << 3) /* automatic flushes settle the oldest ranges only */
+#define PURGE_AGES        (1u << 4) /* keep every range's enqueue time from the start */
+
+/* Ages.  Keeping a range's enqueue time costs a clock read per enqueue
+ * (CLOCK_MONOTONIC_COARSE, a few ns).  A queue keeps them when it has a
+ * max_delay_ns, with PURGE_AGES, or from its first purge_flush_older() or
+ * purge_oldest_ns() on; ranges already pending then count as enqueued
+ * when the queue last became non-empty (older than they may be, never
+ * younger).  Other queues read the clock only when they become
+ * non-empty. */
 
 /* purge_config.mode */
 #define PURGE_MODE_AUTO     0 /* process_madvise where the probe allows it, else the loop */
@@ -112,7 +121,7 @@ struct purge_config {
 	unsigned capacity;        /* pending ranges held before an automatic flush,
 	                             1..PURGE_CAPACITY_MAX; 0 = PURGE_DEFAULT_CAPACITY */
 	unsigned flags;           /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED |
-	                             PURGE_INCREMENTAL */
+	                             PURGE_INCREMENTAL | PURGE_AGES */
 	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
 	                             the oldest pending range is this old; 0 = none */
 	size_t max_pending_bytes; /* automatic flush once pending bytes exceed
@@ -183,9 +192,12 @@ struct purge_stats {
 int purge_version(void);
 
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default): about 170 bytes a range plus 50 KiB (219 KiB for the
- * default 1024).  Returns 0 when capacity exceeds PURGE_CAPACITY_MAX or the
- * size does not fit a size_t. */
+ * (0 = default): about 90 bytes a range plus 52 KiB (142 KiB for the
+ * default 1024), on a 64-bit system.  A queue that only enqueues and
+ * flushes writes 16 bytes a range of it (24 when it keeps ages); the rest
+ * is for cancel's index and partial flushes, written once it uses them.
+ * Returns 0 when capacity exceeds PURGE_CAPACITY_MAX or the size does not
+ * fit a size_t. */
 size_t purge_queue_bytes(unsigned capacity);
 
 /* Build a queue inside caller memory `mem` of `size` bytes (at least
@@ -256,12 +268,14 @@ int purge_cancel(purge_queue *q, void *addr, size_t len);
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
- * purge_flush).  Of equal ages, ranges settle in enqueue order, then the
- * parts cancels split off, by address.  Ages come from CLOCK_MONOTONIC_COARSE at enqueue, which
- * lags CLOCK_MONOTONIC by up to two ticks (the timekeeper advances in
- * whole ticks; 2-20 ms for CONFIG_HZ 1000..100, 3-7 ms measured with a
- * 4 ms tick): a range may count as up to that much older, never younger.  Returns what purge_flush returns.  O(k log n)
- * for the k ranges settled out of n pending, plus the system calls. */
+ * purge_flush).  Ranges settle in enqueue order; the parts a cancel splits
+ * off a range keep its place, in address order.  Ages come from
+ * CLOCK_MONOTONIC_COARSE at enqueue (see "Ages" above), which lags
+ * CLOCK_MONOTONIC by up to two ticks (the timekeeper advances in whole
+ * ticks of 1-10 ms for CONFIG_HZ 1000..100; 3-7 ms measured with a 4 ms
+ * tick): a range may count as up to that much older, never younger.
+ * Returns what purge_flush returns.  O(k log n) for the k ranges settled
+ * out of n pending, plus the system calls. */
 int purge_flush_older(purge_queue *q, uint64_t age_ns);
 
 /* Settle the oldest ranges until at most keep_bytes are pending.  Returns

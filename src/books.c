@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+#include "books.h"
 #include "internal.h"
 #include "trace.h"
 
@@ -60,7 +61,7 @@ void purge__books_flush_end(purge_queue *q, uint64_t t0)
 
 /* Bucket of a process_madvise call with n iovecs: 1, 2-7, 8-63, 64-255,
  * 256-1023, 1024 (PURGE_STATS_IOV_BUCKETS). */
-static unsigned iov_bucket(size_t n)
+static unsigned books_bucket(size_t n)
 {
 	return n <= 1 ? 0 : n < 8 ? 1 : n < 64 ? 2 : n < 256 ? 3 : n < PURGE_BATCH_MAX ? 4 : 5;
 }
@@ -71,7 +72,7 @@ void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns)
 	if (iovecs) {
 		q->st.pmadv_calls++;
 		q->st.call_iovecs += iovecs;
-		q->st.calls_by_iovecs[iov_bucket(iovecs)]++;
+		q->st.calls_by_iovecs[books_bucket(iovecs)]++;
 	} else {
 		q->st.madv_calls++;
 	}
@@ -88,7 +89,7 @@ void purge__books_fallback(purge_queue *q)
 	q->st.fallbacks++;
 }
 
-void purge__books_merged(purge_queue *q, size_t ranges)
+void purge__books_merged(purge_queue *q, size_t joins)
 {
-	q->st.merged_ranges += ranges;
+	q->st.merged_ranges += joins;
 }

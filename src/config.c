@@ -17,36 +17,40 @@
 
 #include "internal.h"
 
-bool purge__advice_supported(int advice)
+/* Every advice the library takes.  After DONTNEED a private anonymous
+ * page reads back as zeros; after FREE it may keep its old bytes until
+ * reclaimed; COLD and PAGEOUT keep contents (docs/kernel-notes.md §5). */
+static const struct purge__advice config_advice[] = {
+    {MADV_DONTNEED, "dontneed", true}, {MADV_DONTNEED_LOCKED, "dontneed_locked", true},
+    {MADV_FREE, "free", false},        {MADV_COLD, "cold", false},
+    {MADV_PAGEOUT, "pageout", false},
+};
+
+_Static_assert(sizeof(config_advice) / sizeof(config_advice[0]) == PURGE_ADVICE_COUNT,
+               "PURGE_ADVICE_COUNT sizes the probe's slots: one a row");
+
+const struct purge__advice *purge__advice_find(int advice)
 {
-	switch (advice) {
-	case MADV_DONTNEED:
-	case MADV_DONTNEED_LOCKED:
-	case MADV_FREE:
-	case MADV_COLD:
-	case MADV_PAGEOUT:
-		return true;
-	default:
-		return false;
-	}
+	for (unsigned i = 0; i < PURGE_ADVICE_COUNT; i++)
+		if (config_advice[i].value == advice)
+			return &config_advice[i];
+	return NULL;
 }
 
-/* After DONTNEED a private anonymous page reads back as zeros; after FREE it
- * may keep its old bytes until reclaimed; COLD/PAGEOUT keep contents. */
-bool purge__advice_zeroes(int advice)
+unsigned purge__advice_slot(const struct purge__advice *a)
 {
-	return advice == MADV_DONTNEED || advice == MADV_DONTNEED_LOCKED;
+	return (unsigned)(a - config_advice);
 }
 
 /* MAX_RW_COUNT = INT_MAX & PAGE_MASK (include/linux/fs.h): process_madvise
  * silently truncates a call's total there (lib/iov_iter.c __import_iovec). */
-size_t purge__max_rw_count(size_t page)
+static size_t config_max_rw_count(size_t page)
 {
 	return (size_t)INT_MAX & ~(page - 1);
 }
 
 /* Strict decimal parse; false on junk, sign, overflow or out of [lo, hi]. */
-static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+static bool config_parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
 	if (!s || *s < '0' || *s > '9')
 		return false;
@@ -62,14 +66,14 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsign
 	return true;
 }
 
-static void env_batch(struct purge__settings *s)
+static void config_env_batch(struct purge__settings *s)
 {
 	const char *e = getenv("PURGE_BATCH");
 	unsigned long v;
 
 	if (!e)
 		return;
-	if (parse_uint(e, 1, PURGE_BATCH_MAX, &v))
+	if (config_parse_uint(e, 1, PURGE_BATCH_MAX, &v))
 		s->batch = (unsigned)v;
 	else
 		s->env_ignored |= PURGE_ENV_BATCH;
@@ -91,7 +95,7 @@ int purge__env_mode(void)
 	return -2;
 }
 
-static bool reserved_zero(const struct purge_config *c)
+static bool config_reserved_zero(const struct purge_config *c)
 {
 	uint64_t any = c->reserved32;
 
@@ -100,34 +104,34 @@ static bool reserved_zero(const struct purge_config *c)
 	return any == 0;
 }
 
-static int check_config(const struct purge_config *c)
+static int config_check(const struct purge_config *c)
 {
-	const unsigned flags = PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL;
+	const unsigned flags =
+	    PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL | PURGE_AGES;
 
-	if (c->advice != 0 && !purge__advice_supported(c->advice))
+	if (c->advice != 0 && !purge__advice_find(c->advice))
 		return -EINVAL;
 	if (c->batch > PURGE_BATCH_MAX || c->capacity > PURGE_CAPACITY_MAX)
 		return -EINVAL;
 	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
 		return -EINVAL;
-	if ((c->flags & ~flags) || !reserved_zero(c))
+	if ((c->flags & ~flags) || !config_reserved_zero(c))
 		return -EINVAL;
 	return 0;
 }
 
-int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg)
+int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg, size_t page)
 {
 	static const struct purge_config zero;
 	const struct purge_config *c = cfg ? cfg : &zero;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	int ret = check_config(c);
+	int ret = config_check(c);
 
 	if (ret)
 		return ret;
 	memset(s, 0, sizeof(*s));
-	s->advice = c->advice ? c->advice : MADV_DONTNEED;
+	s->advice = purge__advice_find(c->advice ? c->advice : MADV_DONTNEED);
 	s->batch = PURGE_DEFAULT_BATCH;
-	env_batch(s);
+	config_env_batch(s);
 	if (c->batch)
 		s->batch = c->batch;
 	s->capacity = c->capacity ? c->capacity : PURGE_DEFAULT_CAPACITY;
@@ -140,7 +144,7 @@ int purge__settings_init(struct purge__settings *s, const struct purge_config *c
 	s->flags = c->flags;
 	s->max_pending_bytes = c->max_pending_bytes;
 	s->max_delay_ns = c->max_delay_ns;
-	size_t rw = purge__max_rw_count(page);
+	size_t rw = config_max_rw_count(page);
 	s->call_bytes = c->max_call_bytes ? c->max_call_bytes & ~(page - 1) : rw;
 	if (s->call_bytes < page)
 		s->call_bytes = page;

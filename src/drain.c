@@ -1,149 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What to settle, and when: the whole queue (purge_flush), the oldest
- * ranges (purge_flush_older, purge_flush_to, PURGE_INCREMENTAL), room for
- * a cancel that splits, the overlap list.  Takes ranges out of the store
- * (queue.c), sorts them, and hands them to flush.c.  One drain is one
- * flush in the stats.
+ * Every decision about what to settle, and when: the thresholds an enqueue
+ * crosses (capacity, max_pending_bytes, max_delay_ns), room for an enqueue
+ * or for a cancel that splits, the overlap list's limit, and the explicit
+ * flushes (all, older than an age, down to a byte count).  Each is one
+ * plan run by one bracket, drain_settle(): one flush in the stats, taken
+ * from the store round by round, sorted, and handed to flush.c.
  */
 #include "compat.h"
 
 #include <limits.h>
 #include <string.h>
 
+#include "books.h"
 #include "internal.h"
+#include "sort.h"
 #include "trace.h"
 
 enum { OVER_COUNT = 1, OVER_BYTES = 2, OVER_AGE = 4 };
+enum { TAKE_ALL, TAKE_OLDEST, TAKE_OVL };
 
-/* After sorting: ranges that overlap an earlier one (bytes enqueued again
- * while pending) move to the end, so that the others still merge with
- * their neighbours.  Each is settled, and booked, on its own. */
-static void overlaps_last(struct purge__kv *a, struct purge__kv *tmp, size_t n)
-{
-	size_t k = 0, r = 0;
-	uintptr_t end = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (k && a[i].key < end) {
-			tmp[r++] = a[i];
-			continue;
-		}
-		a[k++] = a[i];
-		end = a[i].key + a[i].val;
-	}
-	memcpy(a + k, tmp, r * sizeof(*a));
-}
-
-/* Settle sel[0..n) (ordered: already sorted, no overlaps): returns the
- * on_failure reports it made. */
-static int run(purge_queue *q, size_t n, bool ordered)
-{
-	const struct purge_stats was = q->st;
-
-	PURGE_TRACE3(flush_start, q, n, q->st.pending_bytes);
-	/* PURGE_NO_COALESCE: as taken, enqueue order for a full flush */
-	if (!ordered && !(q->set.flags & PURGE_NO_COALESCE)) {
-		purge__sort(q->sel, q->tmp, n);
-		overlaps_last(q->sel, q->tmp, n);
-	}
-	purge__flush_run(q, q->sel, n);
-	uint64_t failed = q->st.failed_ranges - was.failed_ranges;
-	PURGE_TRACE5(flush_done, q, n,
-	             q->st.purged_bytes + q->st.failed_bytes - was.purged_bytes - was.failed_bytes,
-	             q->st.pmadv_calls + q->st.madv_calls - was.pmadv_calls - was.madv_calls,
-	             failed);
-	return failed > INT_MAX ? INT_MAX : (int)failed;
-}
-
-static int add_reports(int a, int b)
-{
-	return a > INT_MAX - b ? INT_MAX : a + b;
-}
-
-int purge__drain_all(purge_queue *q, bool automatic)
-{
-	if (q->s.live == 0)
-		return 0;
-	bool ordered;
-	q->busy = true;
-	uint64_t t0 = purge__books_flush_begin(q, automatic);
-	size_t n = purge__store_take_all(&q->s, q->sel, &ordered);
-	int ret = run(q, n, ordered);
-	purge__books_flush_end(q, t0);
-	q->busy = false;
-	return ret;
-}
-
-/* The oldest ranges while they pass the limits, as one flush. */
-static int drain_oldest(purge_queue *q, bool automatic, uint64_t max_stamp, uint64_t max_bytes)
-{
-	q->busy = true;
-	uint64_t t0 = purge__books_flush_begin(q, automatic);
-	size_t n = purge__store_take_oldest(&q->s, q->sel, SIZE_MAX, max_stamp, max_bytes);
-	int ret = run(q, n, false);
-	purge__books_flush_end(q, t0);
-	q->busy = false;
-	return ret;
-}
-
-int purge__drain_older(purge_queue *q, uint64_t age_ns)
-{
-	if (age_ns == 0)
-		return purge__drain_all(q, false);
-	/* stamps come from the coarse clock, never ahead of this one: a range
-	 * may pass for up to a tick older than it is, never younger */
-	uint64_t now = purge__now(q, false), oldest = purge__store_oldest(&q->s);
-	if (oldest == 0 || now < age_ns || oldest > now - age_ns)
-		return 0;
-	return drain_oldest(q, false, now - age_ns, UINT64_MAX);
-}
-
-int purge__drain_to(purge_queue *q, size_t keep_bytes)
-{
-	if (q->st.pending_bytes <= keep_bytes)
-		return 0;
-	return drain_oldest(q, false, UINT64_MAX, q->st.pending_bytes - keep_bytes);
-}
-
-/* Rounds of the oldest `batch` ranges, one call each, while over(q, arg)
- * still has a bit of `which`; one flush in the stats. */
-static int rounds(purge_queue *q, unsigned (*over)(purge_queue *, uint64_t), uint64_t arg,
-                  unsigned which)
-{
-	int ret = 0;
-	size_t n;
-
-	q->busy = true;
-	uint64_t t0 = purge__books_flush_begin(q, true);
-	do {
-		n = purge__store_take_oldest(&q->s, q->sel, q->set.batch, UINT64_MAX, UINT64_MAX);
-		ret = add_reports(ret, run(q, n, false));
-	} while (n && (over(q, arg) & which));
-	purge__books_flush_end(q, t0);
-	q->busy = false;
-	return ret;
-}
-
-static unsigned short_of_room(purge_queue *q, uint64_t need)
-{
-	return purge__store_room(&q->s) < need;
-}
-
-int purge__drain_room(purge_queue *q, uint32_t need)
-{
-	if (purge__store_room(&q->s) >= need)
-		return 0;
-	return rounds(q, short_of_room, need, 1);
-}
+/* One flush: what it takes, round by round, and when it stops. */
+struct drain_plan {
+	bool automatic;     /* started inside enqueue or cancel */
+	int take;           /* TAKE_* */
+	size_t per_round;   /* TAKE_OLDEST: pieces a round at most */
+	uint64_t max_stamp; /* TAKE_OLDEST: enqueued no later than this */
+	uint64_t keep;      /* TAKE_OLDEST: stop once this many bytes are pending */
+	unsigned over;      /* rounds go on while a threshold of these is crossed */
+	uint64_t now;       /* coarse, for the age threshold */
+	uint32_t room;      /* rounds go on while fewer pieces are free */
+};
 
 /* Thresholds crossed now (now: coarse clock, as the stamps). */
-static unsigned over(purge_queue *q, uint64_t now)
+static unsigned drain_over(const purge_queue *q, uint64_t now)
 {
 	unsigned c = 0;
 	uint64_t oldest;
 
-	if (q->s.live >= q->set.capacity)
+	if (purge__store_live(&q->s) >= q->set.capacity)
 		c |= OVER_COUNT;
 	if (q->set.max_pending_bytes && q->st.pending_bytes > q->set.max_pending_bytes)
 		c |= OVER_BYTES;
@@ -153,25 +48,206 @@ static unsigned over(purge_queue *q, uint64_t now)
 	return c;
 }
 
-int purge__drain_auto(purge_queue *q, uint64_t now)
+/* Another round of the same flush? */
+static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 {
-	unsigned c = over(q, now);
-
-	if (!c)
-		return 0;
-	if (!(q->set.flags & PURGE_INCREMENTAL))
-		return purge__drain_all(q, true);
-	return rounds(q, over, now, c);
+	if (purge__store_live(&q->s) == 0)
+		return false;
+	switch (p->take) {
+	case TAKE_OVL:
+		return q->s.novl > 0;
+	case TAKE_OLDEST:
+		if (p->over)
+			return drain_over(q, p->now) & p->over;
+		if (p->room)
+			return purge__store_room(&q->s) < p->room;
+		return q->st.pending_bytes > p->keep && purge__store_oldest(&q->s) <= p->max_stamp;
+	default:
+		return false;
+	}
 }
 
-int purge__drain_ovl(purge_queue *q)
+static void drain_take(purge_queue *q, const struct drain_plan *p, struct purge__take *t)
 {
-	if (q->s.novl <= PURGE_OVL_MAX)
+	uint64_t over = q->st.pending_bytes > p->keep ? q->st.pending_bytes - p->keep : 0;
+
+	if (p->take == TAKE_ALL)
+		purge__store_take_all(&q->s, t);
+	else if (p->take == TAKE_OVL)
+		purge__store_take_ovl(&q->s, t);
+	else
+		purge__store_take_oldest(&q->s, p->per_round, p->max_stamp, over,
+		                         !(q->set.flags & PURGE_NO_COALESCE), t);
+}
+
+/* After sorting: ranges that overlap an earlier one (bytes enqueued again
+ * while pending) move to the end, so that the others still merge with
+ * their neighbours.  Each is settled, and booked, on its own. */
+static void drain_overlaps_last(struct iovec *a, struct iovec *tmp, size_t n)
+{
+	size_t k = 0, r = 0;
+	uintptr_t end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t s = (uintptr_t)a[i].iov_base;
+		if (k && s < end) {
+			tmp[r++] = a[i];
+			continue;
+		}
+		if (k != i)
+			a[k] = a[i];
+		k++;
+		end = s + a[i].iov_len;
+	}
+	memcpy(a + k, tmp, r * sizeof(*a));
+}
+
+/* In address order, none overlapping the one before: the common case of
+ * an allocator that frees in address order, settled without a sort. */
+static bool drain_ordered(const struct iovec *a, size_t n)
+{
+	uintptr_t end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if ((uintptr_t)a[i].iov_base < end)
+			return false;
+		end = (uintptr_t)a[i].iov_base + a[i].iov_len;
+	}
+	return true;
+}
+
+/* One round: sorted (PURGE_NO_COALESCE: as taken), then settled. */
+static uint64_t drain_round(purge_queue *q, struct purge__take *t)
+{
+	if (!(q->set.flags & PURGE_NO_COALESCE) && !t->sorted && !drain_ordered(t->v, t->n)) {
+		purge__sort_iov(t->v, t->tmp, t->n);
+		drain_overlaps_last(t->v, t->tmp, t->n);
+	}
+	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
+	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);
+	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);
+	return out.reports;
+}
+
+/* The bracket every flush goes through. */
+static int drain_settle(purge_queue *q, const struct drain_plan *p)
+{
+	uint64_t reports = 0;
+	struct purge__take t;
+
+	if (purge__store_live(&q->s) == 0)
 		return 0;
 	q->busy = true;
-	uint64_t t0 = purge__books_flush_begin(q, true);
-	int ret = run(q, purge__store_take_ovl(&q->s, q->sel), false);
+	uint64_t t0 = purge__books_flush_begin(q, p->automatic);
+	do {
+		drain_take(q, p, &t);
+		reports += t.n ? drain_round(q, &t) : 0;
+	} while (t.n && drain_more(q, p));
 	purge__books_flush_end(q, t0);
 	q->busy = false;
-	return ret;
+	return reports > INT_MAX ? INT_MAX : (int)reports;
+}
+
+/* ---- the plans ----------------------------------------------------------- */
+
+int purge__drain_all(purge_queue *q)
+{
+	const struct drain_plan p = {.take = TAKE_ALL};
+
+	return drain_settle(q, &p);
+}
+
+int purge__drain_older(purge_queue *q, uint64_t age_ns)
+{
+	if (age_ns == 0)
+		return purge__drain_all(q);
+	purge__store_age(&q->s);
+	/* stamps come from the coarse clock, never ahead of this one: a range
+	 * may pass for up to two ticks older than it is, never younger */
+	uint64_t now = purge__now(q, false), oldest = purge__store_oldest(&q->s);
+	if (oldest == 0 || now < age_ns || oldest > now - age_ns)
+		return 0;
+	const struct drain_plan p = {
+	    .take = TAKE_OLDEST, .per_round = SIZE_MAX, .max_stamp = now - age_ns};
+	return drain_settle(q, &p);
+}
+
+int purge__drain_to(purge_queue *q, size_t keep_bytes)
+{
+	const struct drain_plan p = {.take = TAKE_OLDEST,
+	                             .per_round = SIZE_MAX,
+	                             .max_stamp = UINT64_MAX,
+	                             .keep = keep_bytes};
+
+	if (q->st.pending_bytes <= keep_bytes)
+		return 0;
+	return drain_settle(q, &p);
+}
+
+uint64_t purge__drain_oldest(purge_queue *q)
+{
+	purge__store_age(&q->s);
+	return purge__store_oldest(&q->s);
+}
+
+/* Rounds of the oldest `batch` pieces until `need` pieces are free. */
+static void drain_room(purge_queue *q, uint32_t need)
+{
+	const struct drain_plan p = {.automatic = true,
+	                             .take = TAKE_OLDEST,
+	                             .per_round = q->set.batch,
+	                             .max_stamp = UINT64_MAX,
+	                             .room = need};
+
+	if (purge__store_room(&q->s) < need)
+		drain_settle(q, &p);
+}
+
+/* A threshold was crossed: the whole queue, or rounds of the oldest
+ * `batch` while any threshold of c is still crossed. */
+static void drain_auto(purge_queue *q, unsigned c, uint64_t now)
+{
+	const struct drain_plan all = {.automatic = true, .take = TAKE_ALL};
+	const struct drain_plan rounds = {.automatic = true,
+	                                  .take = TAKE_OLDEST,
+	                                  .per_round = q->set.batch,
+	                                  .max_stamp = UINT64_MAX,
+	                                  .over = c,
+	                                  .now = now};
+
+	drain_settle(q, (q->set.flags & PURGE_INCREMENTAL) ? &rounds : &all);
+}
+
+void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	if (purge__store_room(&q->s) == 0) /* only after cancels split ranges */
+		drain_room(q, 1);
+	uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
+	purge__store_add(&q->s, start, end, now);
+	purge__books_enqueued(q, end - start);
+	unsigned c = drain_over(q, now);
+	if (c)
+		drain_auto(q, c, now);
+}
+
+/* More than PURGE_OVL_MAX pieces overlap others: settle those. */
+static void drain_ovl(purge_queue *q)
+{
+	const struct drain_plan p = {.automatic = true, .take = TAKE_OVL};
+
+	if (q->s.novl > PURGE_OVL_MAX)
+		drain_settle(q, &p);
+}
+
+int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	struct purge__cut cut;
+
+	/* settles the oldest: some of them may be the ranges to split */
+	for (uint32_t need; (need = purge__store_cancel(&q->s, start, end, &cut)) != 0;)
+		drain_room(q, need);
+	purge__books_cancelled(q, &cut);
+	PURGE_TRACE4(cancel, q, start, end - start, cut.bytes);
+	drain_ovl(q);
+	return cut.bytes != 0;
 }

@@ -88,10 +88,9 @@ bool purge__idx_next(const struct purge__index *x, struct purge__ipos *p);
 /* Replaces the key at p (p is stale afterwards); the caller keeps the order
  * (previous key < key < next key).  0, or -ENOSPC (the entry is gone). */
 int purge__idx_set_key(struct purge__index *x, const struct purge__ipos *p, uintptr_t key);
-/* Rebuilds the index from n pairs sorted by key, keys distinct.  scratch
- * holds n pairs.  -ENOSPC when the nodes do not suffice (index empty). */
-int purge__idx_load(struct purge__index *x, const struct purge__kv *kv, size_t n,
-                    struct purge__kv *scratch);
+/* Rebuilds the index from n pairs sorted by key, keys distinct; the pairs
+ * are overwritten.  -ENOSPC when the nodes do not suffice (index empty). */
+int purge__idx_load(struct purge__index *x, struct purge__kv *kv, size_t n);
 
 static inline uintptr_t purge__idx_key(const struct purge__index *x, const struct purge__ipos *p)
 {

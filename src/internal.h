@@ -2,11 +2,14 @@
 /*
  * Private declarations shared by the library's files and its tests.
  *
- * Data flows one way: api.c -> drain.c -> queue.c (bookkeeping) and
- * flush.c (system calls through the backend) -> books.c (the counters).
- * queue.c and flush.c never call each other.  The backend table is the
- * seam between the library and the kernel, clock included: tests plug in
- * a fake kernel and a fake clock through purge__queue_init_backend().
+ * Data flows one way: api.c (entry points) -> drain.c (every decision
+ * about what to settle and when) -> store.c (the pending ranges, pure
+ * bookkeeping) and flush.c (system calls through the backend) -> books.c
+ * (the counters).  store.c and flush.c never call each other.  setup.c
+ * holds a queue's whole lifetime; config.c its settings and the advice
+ * table; sys.c the kernel behind the backend table, which is the seam
+ * between the library and the kernel, page size and clock included: tests
+ * plug in a fake kernel through purge__queue_init_backend().
  */
 #ifndef PURGE_INTERNAL_H
 #define PURGE_INTERNAL_H
@@ -35,12 +38,30 @@
  * object or libpurge.a is linked into one. */
 #pragma GCC visibility push(hidden)
 
-#include "index.h"
+#include "store.h"
 
 /* 5.18+; glibc 2.36 has it, older C libraries may not */
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24
 #endif
+
+/* ---- the advice table (config.c) ----------------------------------------- */
+
+/* Every advice the library takes, one row each: adding one is one row. */
+struct purge__advice {
+	int value;        /* MADV_* */
+	const char *name; /* for purge_stats_format */
+	bool zeroes;      /* private anonymous pages read back as zero after it */
+};
+
+#define PURGE_ADVICE_COUNT 5 /* rows; the probe keeps one slot per row */
+
+/* The row of an advice, or NULL when the library does not take it. */
+const struct purge__advice *purge__advice_find(int advice);
+/* Its row number: the probe's slot. */
+unsigned purge__advice_slot(const struct purge__advice *a);
+
+/* ---- the backend: the seam between the library and the kernel ------------ */
 
 /* What the library needs from a kernel.  The memory calls return 0/bytes
  * or a negative errno and leave errno alone. */
@@ -55,17 +76,21 @@ struct purge__backend {
 	/* process_madvise was refused at run time: use the loop for good */
 	void (*demote)(void *ctx, int advice);
 	/* CLOCK_MONOTONIC in ns; coarse: CLOCK_MONOTONIC_COARSE, cheaper, up
-	 * to one tick behind, never ahead.  NULL: the system's clocks, read
+	 * to two ticks behind, never ahead.  NULL: the system's clocks, read
 	 * inline by purge__now() */
 	uint64_t (*now)(void *ctx, bool coarse);
+	/* the page size, read once when a queue is set up */
+	size_t (*page_size)(void *ctx);
 	void *ctx;
 };
 
 extern const struct purge__backend purge__sys_backend;
 
-/* Settings after defaults, environment and validation (config.c). */
+/* ---- settings (config.c) ------------------------------------------------- */
+
+/* Settings after defaults, environment and validation. */
 struct purge__settings {
-	int advice;
+	const struct purge__advice *advice;
 	int mode;
 	unsigned batch;
 	unsigned capacity;
@@ -78,69 +103,16 @@ struct purge__settings {
 	void *arg;
 };
 
-/* ---- the pending store (queue.c) ---------------------------------------- */
-
-enum { PIECE_FREE, PIECE_TAIL, PIECE_INDEX, PIECE_OVL };
-
-#define PURGE_OVL_MAX 32 /* overlapping enqueues kept before they are settled */
-
-/* A pending range.  Ranges in the index never overlap; an enqueue that
- * overlaps pending bytes is kept apart, in ovl[], and settled on its own. */
-struct purge__piece {
-	uintptr_t start, end;
-	uint64_t stamp; /* coarse CLOCK_MONOTONIC ns of its oldest enqueued part */
-	uint32_t seq;   /* changes when the slot is freed: older references see it */
-	uint32_t info;  /* PIECE_* in bits 0-1; position in ovl[] above */
-};
-
-/* A reference to a piece, valid while the piece's seq matches. */
-struct purge__ref {
-	uint32_t id, seq;
-};
-
-/* A reference in the late heap: a split part, ordered by age, then by its
- * bounds when it was split off.  Later trims move them inside that slot, so
- * parts of one enqueued range keep their address order. */
-struct purge__lref {
-	uint64_t stamp;
-	uintptr_t start, end; /* the piece's bounds when it was pushed */
-	uint32_t id, seq;
-};
-
-/*
- * Age order: the ring holds the pieces in enqueue order, which is stamp
- * order; a piece split off by a cancel keeps its old stamp and goes to the
- * late heap instead.  The oldest pending piece heads one of the two; of
- * equal stamps the ring's come first, in enqueue order, then split parts by
- * address.
- * Address order: the index, brought up to date lazily (ring positions
- * [syncp, tail) are not in it yet) by the first call that needs it.
- */
-struct purge__store {
-	struct purge__piece *piece;
-	uint32_t npieces; /* pool size */
-	uint32_t bump;    /* next never-used piece */
-	uint32_t free;    /* free list, through piece.start */
-	uint32_t live;    /* pending pieces */
-	struct purge__ref *ring;
-	uint64_t rmask; /* ring size - 1, a power of two */
-	uint64_t head, tail, syncp;
-	uint64_t newest; /* stamp of the last piece added */
-	struct purge__lref *late;
-	uint32_t nlate;
-	uint32_t *ovl;
-	uint32_t novl;
-	struct purge__index idx;
-	struct purge__kv *scratch; /* 2 * npieces pairs, for bulk rebuilds */
-	uintptr_t lo, hi;          /* bounds of everything pending (conservative) */
-	bool untidy;               /* a head may be stale: tidy() before the next use */
-};
+int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg, size_t page);
+/* PURGE_MODE as a mode, or -1 when unset, or -2 when invalid. */
+int purge__env_mode(void);
 
 /* ---- the queue ----------------------------------------------------------- */
 
-/* Call buffer for one system call: the iovecs and where each one starts. */
+/* Where a merged iovec of a call starts, and the joins it holds. */
 struct purge__slot {
-	size_t piece, off;
+	uint32_t piece, joins;
+	size_t off;
 };
 
 /* purge_queue.magic while the queue is alive; destroy clears it. */
@@ -148,32 +120,18 @@ struct purge__slot {
 
 struct purge_queue {
 	uint32_t magic; /* PURGE_QUEUE_MAGIC, else destroyed (or never a queue) */
+	bool busy;      /* inside a flush: mutating calls answer -EBUSY */
+	int backend;    /* PURGE_BACKEND_* of the last flush */
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
-	bool busy;   /* inside a flush: mutating calls answer -EBUSY */
-	int backend; /* PURGE_BACKEND_* in use */
-	size_t map_len;
+	size_t map_len; /* storage from mmap (purge_queue_create) */
 	struct purge__store s;
-	struct purge_stats st; /* the books: written by books.c alone */
-	struct purge__kv *sel; /* ranges being settled, sorted by address */
-	struct purge__kv *tmp; /* sort scratch, as large as sel */
-	struct iovec *iov;     /* PURGE_BATCH_MAX */
-	struct purge__slot *ioslot;
+	struct purge_stats st;      /* the books: written by books.c alone */
+	struct iovec *iov;          /* PURGE_BATCH_MAX: calls that merge neighbours */
+	struct purge__slot *ioslot; /* PURGE_BATCH_MAX */
 	pthread_mutex_t lock;
 };
-
-/* config.c */
-int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg);
-int purge__env_mode(void);
-size_t purge__max_rw_count(size_t page);
-bool purge__advice_supported(int advice);
-bool purge__advice_zeroes(int advice);
-
-/* setup.c: storage layout, validation, probe, lock */
-size_t purge__pool_pieces(unsigned capacity);
-int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
-                              const struct purge_config *cfg, const struct purge__backend *be);
 
 /* A queue that is alive: not NULL, not destroyed.  Checked before its
  * lock is taken (a destroyed queue's mutex is gone). */
@@ -204,46 +162,42 @@ static inline uint64_t purge__now(const purge_queue *q, bool coarse)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* sort.c */
-void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n);
-
-/* queue.c: the pending store; bookkeeping only, no system call */
-void purge__store_init(struct purge__store *s, void *pieces, uint32_t npieces, void *ring,
-                       uint64_t rsize, void *late, void *ovl, void *nodes, uint32_t nnodes,
-                       struct purge__kv *scratch);
-static inline uint32_t purge__store_room(const struct purge__store *s)
+/* The path the queue's flushes take: its mode, and in PURGE_MODE_AUTO the
+ * process-wide probe (probe: run it if it has not run; else 0 until it
+ * has). */
+static inline int purge__path(const purge_queue *q, bool probe)
 {
-	return s->npieces - s->live;
+	if (q->set.mode != PURGE_MODE_AUTO)
+		return q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP : PURGE_BACKEND_VECTORED;
+	return q->be->path(q->be->ctx, q->set.advice->value, probe);
 }
-void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t stamp);
 
-struct purge__cut {
-	size_t bytes;   /* pending bytes removed */
-	uint32_t gone;  /* pieces removed */
-	uint32_t split; /* pieces added by splits */
+/* setup.c: a queue's lifetime */
+size_t purge__pool_pieces(unsigned capacity);
+int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
+                              const struct purge_config *cfg, const struct purge__backend *be);
+
+/* drain.c: what to settle and when.  Enqueue and cancel settle what their
+ * thresholds and room ask for; the drains return the on_failure reports
+ * they made. */
+void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end);
+int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
+int purge__drain_all(purge_queue *q);
+int purge__drain_older(purge_queue *q, uint64_t age_ns);
+int purge__drain_to(purge_queue *q, size_t keep_bytes);
+uint64_t purge__drain_oldest(purge_queue *q);
+
+/* flush.c: settle sel[0..n) (sorted, overlaps last; or as taken with
+ * PURGE_NO_COALESCE): batching, coalescing, error attribution.  Talks to
+ * the kernel through q->be only. */
+struct purge__flush_out {
+	uint64_t bytes;   /* settled: purged or failed */
+	uint64_t calls;   /* system calls */
+	uint64_t reports; /* on_failure reports */
 };
-/* Removes every pending byte of [start, end) and returns 0; or, when its
- * splits need more free pieces than the pool has, changes nothing and
- * returns how many it needs (the caller settles the oldest, then asks
- * again). */
-uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
-                             struct purge__cut *out);
-uint64_t purge__store_oldest(const struct purge__store *s);
-/* Moves pending pieces into sel (unsorted) and out of the store: the oldest
- * first, at most max of them, while their stamp is <= max_stamp and the
- * bytes taken so far are < max_bytes.  Returns the count. */
-size_t purge__store_take_oldest(struct purge__store *s, struct purge__kv *sel, size_t max,
-                                uint64_t max_stamp, uint64_t max_bytes);
-/* Everything pending; *ordered: in address order without overlaps. */
-size_t purge__store_take_all(struct purge__store *s, struct purge__kv *sel, bool *ordered);
-size_t purge__store_take_ovl(struct purge__store *s, struct purge__kv *sel);
+struct purge__flush_out purge__flush_run(purge_queue *q, const struct iovec *sel, size_t n);
 
-/* flush.c: settle sel[0..n) (sorted): batching, coalescing, error
- * attribution.  Talks to the kernel through q->be only. */
-void purge__flush_run(purge_queue *q, struct purge__kv *sel, size_t n);
-
-/* books.h and books.c: the only writers of q->st.  Every function keeps
- *   enqueued = purged + cancelled + failed + pending. */
+/* books.c (and the inline half in books.h): the only writers of q->st. */
 void purge__books_purged(purge_queue *q, size_t bytes, size_t done);
 void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done);
 uint64_t purge__books_flush_begin(purge_queue *q, bool automatic);
@@ -251,17 +205,7 @@ void purge__books_flush_end(purge_queue *q, uint64_t t0);
 void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns);
 void purge__books_short(purge_queue *q);
 void purge__books_fallback(purge_queue *q);
-void purge__books_merged(purge_queue *q, size_t ranges);
-
-/* drain.c: what to settle and when; returns on_failure reports made */
-int purge__drain_all(purge_queue *q, bool automatic);
-int purge__drain_older(purge_queue *q, uint64_t age_ns);
-int purge__drain_to(purge_queue *q, size_t keep_bytes);
-int purge__drain_room(purge_queue *q, uint32_t need);
-int purge__drain_auto(purge_queue *q, uint64_t now);
-int purge__drain_ovl(purge_queue *q);
-
-#include "books.h"
+void purge__books_merged(purge_queue *q, size_t joins);
 
 /* sys.c */
 int purge__probe(int advice);

@@ -1,39 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Setting a queue up: the layout of the caller's memory, validation, the
- * advice check and probe (the only system calls at setup), the optional
- * lock, and the fork helpers that take and reset it.
+ * A queue's whole lifetime: the layout of its memory, validation, the
+ * advice check and the probe (the only system calls at setup), storage
+ * from mmap, the optional lock, the fork helpers that take and reset it,
+ * and destroy.
  */
 #include "compat.h"
 
 #include <errno.h>
-#include <stdalign.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
-#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
-#define LINE           64
+#define SETUP_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+#define SETUP_LINE        64
 
 /* Where each array lives, as offsets from the queue's first byte. */
-struct layout {
+struct setup_layout {
 	uint32_t npieces, nnodes;
-	uint64_t rsize;
-	size_t pieces, ring, late, ovl, nodes, sel, iov, ioslot, total;
+	size_t rng, link, stamp, info, ovl, nodes, scratch, iov, ioslot, total;
 };
 
 /* Pool pieces for a capacity: splits may hold more than capacity pending
  * for a while; the slack keeps a cancel from settling anything early. */
 size_t purge__pool_pieces(unsigned capacity)
 {
-	return (size_t)capacity + capacity / 8 + 4;
+	return (size_t)capacity + capacity / 16 + 4;
 }
 
-/* a + n * size, aligned; false on overflow */
-static bool place(size_t *at, size_t n, size_t size, size_t align, size_t *where)
+/* *at + n * size, aligned; false on overflow */
+static bool setup_carve(size_t *at, size_t n, size_t size, size_t *where)
 {
-	size_t start = ALIGN_UP(*at, align);
+	size_t start = SETUP_ALIGN(*at, SETUP_LINE);
 
 	if (start < *at || (size && n > (SIZE_MAX - start) / size))
 		return false;
@@ -42,54 +41,69 @@ static bool place(size_t *at, size_t n, size_t size, size_t align, size_t *where
 	return true;
 }
 
-static bool layout(unsigned capacity, struct layout *l)
+/* Index nodes: as many as its worst case needs, and room for bulk
+ * indexing to sort the pairs in them. */
+static uint32_t setup_nodes(uint32_t npieces)
+{
+	size_t need = purge__idx_nodes(npieces);
+	size_t sort =
+	    ((size_t)npieces * sizeof(struct purge__kv) + sizeof(struct purge__node) - 1) /
+	    sizeof(struct purge__node);
+
+	return (uint32_t)(need > sort ? need : sort);
+}
+
+static bool setup_layout(unsigned capacity, struct setup_layout *l)
 {
 	size_t cap = capacity ? capacity : PURGE_DEFAULT_CAPACITY, at = sizeof(struct purge_queue);
 
 	if (cap > PURGE_CAPACITY_MAX)
 		return false;
 	l->npieces = (uint32_t)purge__pool_pieces((unsigned)cap);
-	l->nnodes = (uint32_t)purge__idx_nodes(l->npieces);
-	for (l->rsize = 2; l->rsize < 2 * (uint64_t)l->npieces;)
-		l->rsize *= 2;
-	return place(&at, l->npieces, sizeof(struct purge__piece), LINE, &l->pieces) &&
-	       place(&at, l->rsize, sizeof(struct purge__ref), LINE, &l->ring) &&
-	       place(&at, l->npieces, sizeof(struct purge__lref), LINE, &l->late) &&
-	       place(&at, l->npieces, sizeof(uint32_t), LINE, &l->ovl) &&
-	       place(&at, l->nnodes, sizeof(struct purge__node), LINE, &l->nodes) &&
-	       place(&at, 2 * (size_t)l->npieces, sizeof(struct purge__kv), LINE, &l->sel) &&
-	       place(&at, PURGE_BATCH_MAX, sizeof(struct iovec), LINE, &l->iov) &&
-	       place(&at, PURGE_BATCH_MAX, sizeof(struct purge__slot), LINE, &l->ioslot) &&
-	       place(&at, 1, 0, LINE, &l->total);
+	l->nnodes = setup_nodes(l->npieces);
+	size_t n = l->npieces;
+	return setup_carve(&at, n, sizeof(struct iovec), &l->rng) &&
+	       setup_carve(&at, n, sizeof(struct purge__link), &l->link) &&
+	       setup_carve(&at, n, sizeof(uint64_t), &l->stamp) &&
+	       setup_carve(&at, n, sizeof(uint32_t), &l->info) &&
+	       setup_carve(&at, n, sizeof(uint32_t), &l->ovl) &&
+	       setup_carve(&at, l->nnodes, sizeof(struct purge__node), &l->nodes) &&
+	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->scratch) &&
+	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct iovec), &l->iov) &&
+	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct purge__slot), &l->ioslot) &&
+	       setup_carve(&at, 1, 0, &l->total);
 }
 
 size_t purge_queue_bytes(unsigned capacity)
 {
-	struct layout l;
+	struct setup_layout l;
 
-	return layout(capacity, &l) ? l.total : 0;
+	return setup_layout(capacity, &l) ? l.total : 0;
 }
 
-static void carve(purge_queue *q, const struct layout *l)
+static void setup_arrays(purge_queue *q, const struct setup_layout *l)
 {
 	char *base = (char *)q;
 
-	q->sel = (struct purge__kv *)(base + l->sel);
-	q->tmp = q->sel + l->npieces;
 	q->iov = (struct iovec *)(base + l->iov);
 	q->ioslot = (struct purge__slot *)(base + l->ioslot);
-	purge__store_init(&q->s, base + l->pieces, l->npieces, base + l->ring, l->rsize,
-	                  base + l->late, base + l->ovl, base + l->nodes, l->nnodes, q->sel);
+	purge__store_init(&q->s, l->npieces, (struct iovec *)(base + l->rng),
+	                  (struct purge__link *)(base + l->link), (uint64_t *)(base + l->stamp),
+	                  (uint32_t *)(base + l->info), (uint32_t *)(base + l->ovl),
+	                  (struct purge__node *)(base + l->nodes), l->nnodes, base + l->scratch);
+	/* a queue with an age threshold, or told to, stamps every enqueue */
+	if (q->set.max_delay_ns || (q->set.flags & PURGE_AGES))
+		purge__store_age(&q->s);
 }
 
 /* Where the kernel lacks MADV_FREE (< 4.5) use DONTNEED and say so in the
  * stats; any other advice the kernel does not know is an error. */
-static int resolve_advice(purge_queue *q)
+static int setup_advice(purge_queue *q)
 {
-	int ret = q->be->madv(q->be->ctx, NULL, 0, q->set.advice);
+	int ret = q->be->madv(q->be->ctx, NULL, 0, q->set.advice->value);
 
-	if (ret == -EINVAL && q->set.advice == MADV_FREE) {
-		q->set.advice = MADV_DONTNEED;
+	if (ret == -EINVAL && q->set.advice->value == MADV_FREE) {
+		q->set.advice = purge__advice_find(MADV_DONTNEED);
 		ret = 0;
 	}
 	return ret ? -EOPNOTSUPP : 0;
@@ -97,7 +111,7 @@ static int resolve_advice(purge_queue *q)
 
 /* Recursive, so that a call from on_failure answers -EBUSY instead of
  * deadlocking. */
-static int init_lock(purge_queue *q)
+static int setup_lock(purge_queue *q)
 {
 	pthread_mutexattr_t at;
 	int ret;
@@ -115,15 +129,16 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
                               const struct purge_config *cfg, const struct purge__backend *be)
 {
 	struct purge__settings set;
-	struct layout l;
+	struct setup_layout l;
 	int ret;
 
 	if (!qp || !mem || !be || ((uintptr_t)mem % 16))
 		return -EINVAL;
-	ret = purge__settings_init(&set, cfg);
+	size_t page = be->page_size(be->ctx);
+	ret = purge__settings_init(&set, cfg, page);
 	if (ret)
 		return ret;
-	if (!layout(set.capacity, &l))
+	if (!setup_layout(set.capacity, &l))
 		return -EINVAL;
 	if (size < l.total)
 		return -ENOSPC;
@@ -131,21 +146,69 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 	memset(q, 0, sizeof(*q));
 	q->set = set;
 	q->be = be;
-	q->page = (size_t)sysconf(_SC_PAGESIZE);
-	carve(q, &l);
-	ret = resolve_advice(q);
+	q->page = page;
+	setup_arrays(q, &l);
+	ret = setup_advice(q);
 	if (!ret)
-		ret = init_lock(q);
+		ret = setup_lock(q);
 	if (ret)
 		return ret;
-	if (q->set.mode == PURGE_MODE_AUTO)
-		q->backend = be->path(be->ctx, q->set.advice, true);
-	else
-		q->backend =
-		    q->set.mode == PURGE_MODE_LOOP ? PURGE_BACKEND_LOOP : PURGE_BACKEND_VECTORED;
+	q->backend = purge__path(q, true);
 	q->magic = PURGE_QUEUE_MAGIC;
 	*qp = q;
 	return 0;
+}
+
+int purge_queue_init(purge_queue **qp, void *mem, size_t size, const struct purge_config *cfg)
+{
+	int saved = errno;
+	int ret = purge__queue_init_backend(qp, mem, size, cfg, &purge__sys_backend);
+
+	errno = saved;
+	return ret;
+}
+
+int purge_queue_create(purge_queue **qp, const struct purge_config *cfg)
+{
+	int saved = errno;
+	size_t bytes = purge_queue_bytes(cfg ? cfg->capacity : 0);
+
+	if (!qp || !bytes)
+		return -EINVAL;
+	void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		errno = saved;
+		return -ENOMEM;
+	}
+	int ret = purge__queue_init_backend(qp, mem, bytes, cfg, &purge__sys_backend);
+	if (ret)
+		munmap(mem, bytes);
+	else
+		(*qp)->map_len = bytes;
+	errno = saved;
+	return ret;
+}
+
+int purge_queue_destroy(purge_queue *q)
+{
+	int saved = errno;
+
+	if (!purge__alive(q))
+		return -EINVAL;
+	purge__lock(q);
+	if (q->busy) {
+		purge__unlock(q);
+		return -EBUSY;
+	}
+	int ret = purge__drain_all(q);
+	q->magic = 0; /* later calls on the memory answer -EINVAL */
+	purge__unlock(q);
+	if (q->set.flags & PURGE_LOCKED)
+		pthread_mutex_destroy(&q->lock);
+	if (q->map_len)
+		munmap(q, q->map_len);
+	errno = saved;
+	return ret;
 }
 
 void purge_fork_prepare(purge_queue *q)
@@ -166,5 +229,5 @@ void purge_fork_parent(purge_queue *q)
 void purge_fork_child(purge_queue *q)
 {
 	if (purge__alive(q) && (q->set.flags & PURGE_LOCKED))
-		init_lock(q);
+		setup_lock(q);
 }

@@ -1,76 +1,101 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sorting (key, value) pairs by key without allocating: glibc's qsort may
- * call malloc.  Keys are page-aligned addresses, so a least-significant-
- * digit radix sort over the bits in which they differ takes a few linear
- * passes: O(n) time, with a scratch array as large as the input.
+ * The radix sort of sort.h.  Keys are page-aligned addresses, so a least-
+ * significant-digit sort over the bits in which they differ takes a few
+ * linear passes.  Elements are moved and their keys read with memcpy of a
+ * constant size, which compiles to plain loads and stores and reads either
+ * element type without breaking the aliasing rules.
  */
 #include "compat.h"
 
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "sort.h"
 
-#define DIGIT 8 /* bits per pass */
-#define SMALL 48
+#define SORT_ELEM  sizeof(struct iovec)
+#define SORT_DIGIT 8 /* bits per pass */
+#define SORT_SMALL 48
 
-static void insertion(struct purge__kv *a, size_t n)
+static_assert(sizeof(struct purge__kv) == SORT_ELEM, "pairs and iovecs sort alike");
+static_assert(offsetof(struct iovec, iov_base) == 0 && offsetof(struct purge__kv, key) == 0 &&
+                  sizeof(void *) == sizeof(uintptr_t),
+              "the key is a pointer-sized first field");
+
+static uintptr_t sort_key(const char *a, size_t i)
 {
+	uintptr_t k;
+
+	memcpy(&k, a + i * SORT_ELEM, sizeof(k));
+	return k;
+}
+
+static void sort_insertion(char *a, size_t n)
+{
+	char v[SORT_ELEM];
+
 	for (size_t i = 1; i < n; i++) {
-		struct purge__kv v = a[i];
+		uintptr_t k = sort_key(a, i);
 		size_t j = i;
-		for (; j > 0 && a[j - 1].key > v.key; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
+		memcpy(v, a + i * SORT_ELEM, SORT_ELEM);
+		for (; j > 0 && sort_key(a, j - 1) > k; j--)
+			memcpy(a + j * SORT_ELEM, a + (j - 1) * SORT_ELEM, SORT_ELEM);
+		memcpy(a + j * SORT_ELEM, v, SORT_ELEM);
 	}
 }
 
 /* One stable pass on the digit at `shift` of (key - base), from a to b. */
-static void pass(const struct purge__kv *a, struct purge__kv *b, size_t n, uintptr_t base,
-                 unsigned shift)
+static void sort_pass(const char *a, char *b, size_t n, uintptr_t base, unsigned shift)
 {
-	size_t count[1u << DIGIT] = {0}, sum = 0;
-	const uintptr_t mask = (1u << DIGIT) - 1;
+	size_t count[1u << SORT_DIGIT] = {0}, sum = 0;
+	const uintptr_t mask = (1u << SORT_DIGIT) - 1;
 
 	for (size_t i = 0; i < n; i++)
-		count[((a[i].key - base) >> shift) & mask]++;
+		count[((sort_key(a, i) - base) >> shift) & mask]++;
 	for (size_t d = 0; d <= mask; d++) {
 		size_t c = count[d];
 		count[d] = sum;
 		sum += c;
 	}
-	for (size_t i = 0; i < n; i++)
-		b[count[((a[i].key - base) >> shift) & mask]++] = a[i];
+	for (size_t i = 0; i < n; i++) {
+		size_t at = count[((sort_key(a, i) - base) >> shift) & mask]++;
+		memcpy(b + at * SORT_ELEM, a + i * SORT_ELEM, SORT_ELEM);
+	}
 }
 
-void purge__sort(struct purge__kv *a, struct purge__kv *tmp, size_t n)
+void purge__sort(void *va, void *vtmp, size_t n)
 {
-	uintptr_t lo = UINTPTR_MAX, hi = 0, bits = 0;
+	char *a = va, *from = va, *to = vtmp;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, bits = 0, prev = 0;
 	bool sorted = true;
 
 	for (size_t i = 0; i < n; i++) {
-		lo = a[i].key < lo ? a[i].key : lo;
-		hi = a[i].key > hi ? a[i].key : hi;
-		bits |= a[i].key;
-		sorted = sorted && (i == 0 || a[i - 1].key <= a[i].key);
+		uintptr_t k = sort_key(a, i);
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+		bits |= k;
+		sorted = sorted && prev <= k;
+		prev = k;
 	}
 	if (sorted) /* the common case: an allocator freeing in address order */
 		return;
-	if (n <= SMALL) {
-		insertion(a, n);
+	if (n <= SORT_SMALL) {
+		sort_insertion(a, n);
 		return;
 	}
 	/* keys share their low zero bits (page alignment): skip them */
 	unsigned width = sizeof(uintptr_t) * 8;
 	unsigned shift =
 	    (unsigned)__builtin_ctzll((unsigned long long)bits | (1ull << (width - 1)));
-	struct purge__kv *from = a, *to = tmp;
-	for (; shift < width && ((hi - lo) >> shift) != 0; shift += DIGIT) {
-		pass(from, to, n, lo, shift);
-		struct purge__kv *t = from;
+	for (; shift < width && ((hi - lo) >> shift) != 0; shift += SORT_DIGIT) {
+		sort_pass(from, to, n, lo, shift);
+		char *t = from;
 		from = to;
 		to = t;
 	}
 	if (from != a)
-		memcpy(a, from, n * sizeof(*a));
+		memcpy(a, from, n * SORT_ELEM);
 }

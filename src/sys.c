@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The only file that makes memory system calls: the real kernel backend,
- * its clock, and the one-time, process-wide probe that picks
- * process_madvise or the loop.
+ * The real kernel behind the backend table: process_madvise on PIDFD_SELF,
+ * madvise, the page size, and the one-time, process-wide probe that picks
+ * process_madvise or the loop.  (The clock is read inline by purge__now()
+ * when a backend has none; setup.c maps and unmaps queue storage.)
  */
 #include "compat.h"
 
@@ -12,10 +13,10 @@
 #include "internal.h"
 #include "syscall.h"
 
-/* Process-wide probe result per advice (the library's only mutable global
- * state): 0 = not known yet, else PURGE_BACKEND_*. */
-#define PROBE_SLOTS 32
-static _Atomic int probe_state[PROBE_SLOTS];
+/* Process-wide probe result per advice, one slot a row of the advice table
+ * (the library's only mutable global state): 0 = not known yet, else
+ * PURGE_BACKEND_*. */
+static _Atomic int sys_probe_state[PURGE_ADVICE_COUNT];
 
 /* What a probe call's answer says about the call, as opposed to its page
  * (docs/kernel-notes.md §9.2, §10): ENOSYS (no syscall, or a seccomp
@@ -23,7 +24,7 @@ static _Atomic int probe_state[PROBE_SLOTS];
  * EPERM (seccomp, or a sealed page) and EINVAL (advice not allowed for
  * self, or a locked page) are about the call only when madvise() does the
  * same page fine.  Anything else tells nothing: -1, ask again later. */
-static int verdict(ssize_t ret, void *page, size_t len, int advice)
+static int sys_verdict(ssize_t ret, void *page, size_t len, int advice)
 {
 	if (ret == (ssize_t)len)
 		return PURGE_BACKEND_VECTORED;
@@ -38,7 +39,7 @@ static int verdict(ssize_t ret, void *page, size_t len, int advice)
  * proves nothing (6.18 returns 0 even for an invalid advice,
  * docs/kernel-notes.md §8.7).  The page is unlocked first, for processes
  * that called mlockall(MCL_FUTURE). */
-static int probe_once(int advice)
+static int sys_probe_once(int advice)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -48,16 +49,23 @@ static int probe_once(int advice)
 	munlock(p, page);
 	*(volatile char *)p = 1;
 	struct iovec iov = {.iov_base = p, .iov_len = page};
-	int got = verdict(purge__sys_process_madvise(&iov, 1, advice), p, page, advice);
+	int got = sys_verdict(purge__sys_process_madvise(&iov, 1, advice), p, page, advice);
 	munmap(p, page);
 	return got;
 }
 
+static _Atomic int *sys_slot(int advice)
+{
+	const struct purge__advice *a = purge__advice_find(advice);
+
+	return a ? &sys_probe_state[purge__advice_slot(a)] : NULL;
+}
+
 int purge__probe_peek(int advice)
 {
-	if (advice < 0 || advice >= PROBE_SLOTS)
-		return -EINVAL;
-	return atomic_load_explicit(&probe_state[advice], memory_order_relaxed);
+	_Atomic int *slot = sys_slot(advice);
+
+	return slot ? atomic_load_explicit(slot, memory_order_relaxed) : -EINVAL;
 }
 
 int purge__probe(int advice)
@@ -66,11 +74,13 @@ int purge__probe(int advice)
 
 	if (st != 0)
 		return st;
-	int got = probe_once(advice), expect = 0;
+	if (st < 0)
+		return st;
+	int got = sys_probe_once(advice), expect = 0;
 	if (got < 0)
 		return PURGE_BACKEND_LOOP; /* inconclusive: the loop for now */
 	/* a concurrent demotion wins over our older view */
-	if (!atomic_compare_exchange_strong(&probe_state[advice], &expect, got))
+	if (!atomic_compare_exchange_strong(sys_slot(advice), &expect, got))
 		got = expect;
 	return got;
 }
@@ -83,9 +93,11 @@ static int sys_path(void *ctx, int advice, bool probe)
 
 static void sys_demote(void *ctx, int advice)
 {
+	_Atomic int *slot = sys_slot(advice);
+
 	(void)ctx;
-	if (advice >= 0 && advice < PROBE_SLOTS)
-		atomic_store(&probe_state[advice], PURGE_BACKEND_LOOP);
+	if (slot)
+		atomic_store(slot, PURGE_BACKEND_LOOP);
 }
 
 static ssize_t sys_pmadv(void *ctx, const struct iovec *iov, size_t n, int advice)
@@ -100,11 +112,18 @@ static int sys_madv(void *ctx, void *addr, size_t len, int advice)
 	return purge__sys_madvise(addr, len, advice);
 }
 
+static size_t sys_page_size(void *ctx)
+{
+	(void)ctx;
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
 const struct purge__backend purge__sys_backend = {
     .pmadv = sys_pmadv,
     .madv = sys_madv,
     .path = sys_path,
     .demote = sys_demote,
     .now = NULL, /* purge__now() reads the system clocks without a call */
+    .page_size = sys_page_size,
     .ctx = NULL,
 };

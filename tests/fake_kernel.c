@@ -114,23 +114,34 @@ static uint64_t fake_now(void *ctx, bool coarse)
 	struct fake_kernel *fk = ctx;
 
 	(void)coarse;
+	fk->now_calls++;
 	return fk->now;
 }
 
-void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
+static size_t fake_page_size(void *ctx)
+{
+	return ((struct fake_kernel *)ctx)->page;
+}
+
+void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_t page)
 {
 	*fk = (struct fake_kernel){
 	    .base = base,
 	    .npages = npages,
-	    .page = (size_t)sysconf(_SC_PAGESIZE),
+	    .page = page,
 	    .purged = calloc(npages, sizeof(uint16_t)),
 	    .fail = calloc(npages, sizeof(int)),
 	    .path = PURGE_BACKEND_VECTORED,
 	    .truncate = true,
 	    .now = 1000000000, /* 1 s: a stamp of 0 would read as "nothing pending" */
 	};
-	fk->be =
-	    (struct purge__backend){fake_pmadv, fake_madv, fake_path, fake_demote, fake_now, fk};
+	fk->be = (struct purge__backend){fake_pmadv, fake_madv,      fake_path, fake_demote,
+	                                 fake_now,   fake_page_size, fk};
+}
+
+void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
+{
+	fake_init_page(fk, base, npages, (size_t)sysconf(_SC_PAGESIZE));
 }
 
 void fake_free(struct fake_kernel *fk)

@@ -35,14 +35,17 @@ struct fake_kernel {
 	bool truncate;                /* clamp a call at MAX_RW_COUNT like the kernel */
 	bool zero_memory;             /* memset purged pages to 0 (region must be mapped) */
 	/* what the library did */
-	unsigned pmadv_calls, madv_calls, demotions;
+	unsigned pmadv_calls, madv_calls, demotions, now_calls;
 	size_t max_vlen, max_call_bytes;
 	unsigned violations; /* unaligned, empty or out-of-region iovecs */
 	struct purge__backend be;
 };
 
-/* npages of pretend memory at `base` (need not be mapped). */
+/* npages of pretend memory at `base` (need not be mapped), in the
+ * system's pages, or in pages of `page` bytes (16 KiB, 64 KiB: the
+ * library reads the page size through the backend). */
 void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages);
+void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_t page);
 void fake_free(struct fake_kernel *fk);
 void fake_fail_page(struct fake_kernel *fk, uintptr_t addr, int err);
 /* How often the page at addr was purged. */

@@ -8,46 +8,11 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "common.h"
-#include "fake_kernel.h"
-
-#define BASE   ((uintptr_t)0x100000000000ull)
-#define NPAGES 4096
-
-static struct fake_kernel fk;
-static struct failures fails;
-
-static void setup(void)
-{
-	fake_init(&fk, BASE, NPAGES);
-	fails.n = 0;
-}
-
-static void teardown(void)
-{
-	fake_free(&fk);
-	test_free_all();
-}
+#define FIXTURE_BASE   ((uintptr_t)0x100000000000ull)
+#define FIXTURE_NPAGES 4096
+#include "fixture.h"
 
 TestSuite(fake, .init = setup, .fini = teardown);
-
-static purge_queue *mkq(struct purge_config *cfg)
-{
-	struct purge_config def = {0};
-	cfg = cfg ? cfg : &def;
-	cfg->on_failure = record_failure;
-	cfg->arg = &fails;
-	size_t bytes = purge_queue_bytes(cfg->capacity);
-	void *mem = test_alloc(bytes);
-	purge_queue *q;
-	cr_assert_eq(purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be), 0);
-	return q;
-}
-
-static uintptr_t pg(size_t i)
-{
-	return BASE + i * PAGE;
-}
 
 /* n one-page ranges with a gap after each, so nothing coalesces */
 static void enqueue_scattered(purge_queue *q, size_t n)
@@ -145,7 +110,7 @@ Test(fake, two_gib_truncation_never_reached)
 	 * call at MAX_RW_COUNT, so the library must cut calls there */
 	size_t gib = (1ul << 30) / PAGE, n = 5 * gib + 16;
 	teardown();
-	fake_init(&fk, BASE, n);
+	fake_init(&fk, FIXTURE_BASE, n);
 	purge_queue *q = mkq(NULL);
 	for (size_t i = 0; i < 5; i++)
 		cr_assert_eq(purge_enqueue(q, (void *)pg(i * gib + i), gib * PAGE), 0);
@@ -446,4 +411,64 @@ Test(fake, no_coalesce_submits_as_enqueued)
 	cr_assert_eq(fk.max_vlen, 6);
 	cr_assert_eq(stats_of(q).merged_ranges, 0);
 	assert_identity(q);
+}
+
+/* Issue 15.7: A and B touch and are merged, C (in the same call) fails:
+ * every path counts the one join the kernel took whole. */
+static void merged_with_a_hole(int mode)
+{
+	struct purge_config cfg = {.mode = mode};
+	purge_queue *q = mkq(&cfg);
+
+	unsigned before = fake_purged(&fk, pg(0));
+
+	fake_fail_page(&fk, pg(10), -ENOMEM);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);  /* A */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(1), PAGE), 0);  /* B */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(10), PAGE), 0); /* C */
+	cr_assert_eq(purge_flush(q), 1);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.merged_ranges, 1, "mode %d: %llu joins", mode,
+	             (unsigned long long)st.merged_ranges);
+	cr_assert_eq(st.failed_bytes, PAGE);
+	cr_assert(fake_range_purged(&fk, pg(0), 2 * PAGE, before + 1), "A and B purged once");
+}
+
+Test(fake, merged_ranges_alike_on_every_path)
+{
+	merged_with_a_hole(PURGE_MODE_AUTO);
+	merged_with_a_hole(PURGE_MODE_VECTORED);
+	merged_with_a_hole(PURGE_MODE_LOOP);
+}
+
+/* The page size comes through the backend: 16 KiB and 64 KiB pages. */
+static void pages_of(size_t page)
+{
+	struct fake_kernel big;
+	const uintptr_t base = (uintptr_t)0x400000000000ull;
+	struct purge_config cfg = {.batch = 2};
+
+	fake_init_page(&big, base, 64, page);
+	size_t bytes = purge_queue_bytes(0);
+	purge_queue *q;
+	cr_assert_eq(purge__queue_init_backend(&q, test_alloc(bytes), bytes, &cfg, &big.be), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)(base + 4096), page), -EINVAL, "4 KiB aligned only");
+	cr_assert_eq(purge_enqueue(q, (void *)base, page + 4096), -EINVAL);
+	cr_assert_eq(purge_enqueue(q, (void *)base, 2 * page), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)(base + 4 * page), page), 0);
+	cr_assert_eq(purge_enqueue(q, (void *)(base + 8 * page), page), 0);
+	cr_assert_eq(purge_cancel(q, (void *)(base + page + 100), 1), 1, "widened to its page");
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(big.violations, 0, "every iovec a multiple of %zu", page);
+	cr_assert(fake_range_purged(&big, base, page, 1));
+	cr_assert(fake_range_purged(&big, base + page, page, 0));
+	cr_assert(fake_range_purged(&big, base + 4 * page, page, 1));
+	cr_assert_eq(stats_of(q).pmadv_calls, 2, "batch 2: 3 ranges in 2 calls");
+	fake_free(&big);
+}
+
+Test(fake, sixteen_and_sixty_four_kib_pages)
+{
+	pages_of(16384);
+	pages_of(65536);
 }

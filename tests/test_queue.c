@@ -10,54 +10,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "common.h"
-#include "fake_kernel.h"
-
-#define BASE   ((uintptr_t)0x200000000000ull)
-#define NPAGES 8192
-
-static struct fake_kernel fk;
-static struct failures fails;
-
-static void setup(void)
-{
-	fake_init(&fk, BASE, NPAGES);
-	fails.n = 0;
-}
-
-static void teardown(void)
-{
-	fake_free(&fk);
-	test_free_all();
-}
+#define FIXTURE_BASE   ((uintptr_t)0x200000000000ull)
+#define FIXTURE_NPAGES 8192
+#include "fixture.h"
 
 TestSuite(queue, .init = setup, .fini = teardown);
-
-static purge_queue *mkq_ret(struct purge_config *cfg, int *ret)
-{
-	struct purge_config def = {0};
-	cfg = cfg ? cfg : &def;
-	cfg->on_failure = record_failure;
-	cfg->arg = &fails;
-	size_t bytes = purge_queue_bytes(cfg->capacity);
-	void *mem = test_alloc(bytes);
-	purge_queue *q = NULL;
-	*ret = purge__queue_init_backend(&q, mem, bytes, cfg, &fk.be);
-	return q;
-}
-
-static purge_queue *mkq(struct purge_config *cfg)
-{
-	int ret;
-	purge_queue *q = mkq_ret(cfg, &ret);
-	cr_assert_eq(ret, 0);
-	return q;
-}
-
-static uintptr_t pg(size_t i)
-{
-	return BASE + i * PAGE;
-}
 
 Test(queue, rejects_bad_ranges_and_queues_nothing)
 {
@@ -387,8 +344,12 @@ Test(queue, stats_of_null)
 #define MS (1000 * 1000ull)
 
 /* Ranges 0..n-1 at pages 10*i, 2 pages each, enqueued 100 ms apart. */
+/* n ranges of 2 pages, 100 ms apart, in a queue that keeps ages */
 static purge_queue *aged(struct purge_config *cfg, size_t n)
 {
+	struct purge_config def = {0};
+	cfg = cfg ? cfg : &def;
+	cfg->flags |= PURGE_AGES;
 	purge_queue *q = mkq(cfg);
 
 	for (size_t i = 0; i < n; i++) {
@@ -442,7 +403,8 @@ Test(queue, flush_to_keeps_the_youngest_bytes)
  * off keeps it, and of equal ages the split part goes last. */
 Test(queue, split_parts_keep_their_age)
 {
-	purge_queue *q = mkq(NULL);
+	struct purge_config cfg = {.flags = PURGE_AGES};
+	purge_queue *q = mkq(&cfg);
 	uint64_t t0 = fk.now;
 
 	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0);
@@ -723,4 +685,55 @@ Test(queue, a_destroyed_queue_answers_einval)
 Test(queue, a_destroyed_locked_queue_answers_einval)
 {
 	destroyed_answers_einval(PURGE_LOCKED);
+}
+
+/* A queue pays for ages only once it uses them: no clock read on enqueue
+ * but the first into an empty store; ranges enqueued before the first
+ * purge_oldest_ns() count as enqueued when the store last became
+ * non-empty (never younger than they are), later ones have their own. */
+Test(queue, ages_cost_nothing_until_asked_for)
+{
+	purge_queue *q = mkq(NULL);
+	uint64_t t0 = fk.now;
+
+	unsigned reads = fk.now_calls;
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+		fk.now += 100 * MS;
+	}
+	cr_assert_eq(fk.now_calls - reads, 1, "one read: the store became non-empty");
+	cr_assert_eq(purge_flush(q), 0); /* empty again; non-empty from t0 + 400 ms on */
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(purge_enqueue(q, (void *)pg(2 * i), PAGE), 0);
+		fk.now += 100 * MS;
+	}
+	t0 += 400 * MS;
+	cr_assert_eq(purge_oldest_ns(q), t0, "the epoch is when the store last became non-empty");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(20), PAGE), 0); /* at t0 + 400 ms, stamped */
+	fk.now += 100 * MS;
+	cr_assert_eq(purge_flush_older(q, 150 * MS), 0);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 2, "range %zu counts from t0", i);
+	cr_assert_eq(fake_purged(&fk, pg(20)), 0, "stamped at t0 + 400 ms: 100 ms old");
+	cr_assert_eq(purge_oldest_ns(q), t0 + 400 * MS);
+	assert_identity(q);
+}
+
+/* A part split off a range keeps the range's place in the age order, in
+ * address order, before ranges enqueued after it even when the clock did
+ * not move in between. */
+Test(queue, split_parts_keep_their_range_place)
+{
+	struct purge_config cfg = {.flags = PURGE_AGES};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 10 * PAGE), 0); /* A */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(20), PAGE), 0);     /* B, same time */
+	cr_assert_eq(purge_enqueue(q, (void *)pg(30), PAGE), 0);     /* C */
+	cr_assert_eq(purge_cancel(q, (void *)pg(4), 2 * PAGE), 1);   /* A: [0,4) [6,10) */
+	cr_assert_eq(purge_flush_to(q, 2 * PAGE), 0);
+	cr_assert(fake_range_purged(&fk, pg(0), 4 * PAGE, 1));
+	cr_assert(fake_range_purged(&fk, pg(6), 4 * PAGE, 1), "A's second part before B");
+	cr_assert_eq(fake_purged(&fk, pg(20)) + fake_purged(&fk, pg(30)), 0);
+	assert_identity(q);
 }

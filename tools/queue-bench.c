@@ -11,6 +11,11 @@
  *   cancel-miss  ns per purge_cancel of a page between pending ones
  *   reuse        ns per enqueue of a new page plus cancel of a pending
  *                one, n staying pending (an allocator's free and reuse)
+ *   split        the split-heavy pattern (--split): one long range cut by
+ *                single-page cancels into n parts that fill the queue's
+ *                pool (capacity 8n/9 and its spare room), then, per step, one part
+ *                cancelled whole and the long tail split again; ns per
+ *                cancel of those steps (batch 1, n parts staying pending)
  *
  * Each is timed over a batch of --ops calls, --repeat times: median and
  * p10-p90.  --latency times single purge_enqueue calls of a steady stream
@@ -36,6 +41,7 @@ static size_t page;
 
 struct opts {
 	size_t sizes[MAX_SIZES], nsizes;
+	size_t splits[MAX_SIZES], nsplits;
 	unsigned repeat, ops, capacity, stream;
 	bool latency;
 };
@@ -227,6 +233,48 @@ static void measure(size_t n, const struct opts *o)
 	free(b.perm);
 }
 
+/* ---- the split-heavy pattern --------------------------------------------- */
+
+/* n one-page parts of one range (pages 0, 2, ..., 2n-2) and its tail from
+ * page 2n; each timed step cancels a random part and splits the tail. */
+static double split_steps(size_t n, unsigned steps, uint64_t *seed)
+{
+	size_t span = 2 * n + 2 * (size_t)steps + 2;
+	char *r = reserve(span * page, PROT_NONE);
+	/* a pool (capacity plus its spare room for splits) about n pieces:
+	 * the parts fill it, as in an allocator that splits long ranges */
+	struct purge_config cfg = {.capacity = (unsigned)(n - n / 9), .batch = 1};
+	purge_queue *q;
+
+	if (purge_queue_create(&q, &cfg) || purge_enqueue(q, r, span * page))
+		die("split set-up", EINVAL);
+	for (size_t i = 1; i < 2 * n; i += 2)
+		purge_cancel(q, r + i * page, page);
+	size_t *k = draw(&(struct bed){.n = n}, steps, seed, false), tail = 2 * n;
+	uint64_t t0 = now_ns();
+	for (unsigned i = 0; i < steps; i++, tail += 2) {
+		purge_cancel(q, r + k[i] * page, page);       /* a part, whole */
+		purge_cancel(q, r + (tail + 1) * page, page); /* the tail, split */
+	}
+	uint64_t t = now_ns() - t0;
+	free(k);
+	purge_queue_destroy(q);
+	munmap(r, span * page);
+	return (double)t / (2.0 * steps);
+}
+
+static void measure_split(size_t n, const struct opts *o)
+{
+	uint64_t *v = malloc(o->repeat * sizeof(uint64_t)), seed = 0x51ab ^ n;
+	unsigned steps = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
+
+	for (unsigned r = 0; r < o->repeat; r++)
+		v[r] = (uint64_t)(split_steps(n, steps, &seed) * 10);
+	printf("%-12s %9zu %9.1f %9.1f %9.1f\n", "split", n, pct(v, o->repeat, 0.5) / 10,
+	       pct(v, o->repeat, 0.1) / 10, pct(v, o->repeat, 0.9) / 10);
+	free(v);
+}
+
 /* ---- single-enqueue latency ---------------------------------------------- */
 
 /* One raw process_madvise call of `batch` resident scattered pages, ns. */
@@ -308,6 +356,8 @@ static void usage(const char *prog)
 	printf("usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
 	       "[--stream S]\n"
 	       "  --n        pending pages (default 1024,65536)\n"
+	       "  --split    split parts for the split-heavy pattern (default 65536,1048576; 0: "
+	       "none)\n"
 	       "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
 	       "  --ops      calls per timed batch (default 4096, at most n/8)\n"
 	       "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
@@ -319,12 +369,11 @@ static void usage(const char *prog)
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"n", 1, 0, 'n'},        {"repeat", 1, 0, 'r'},
-	    {"ops", 1, 0, 'o'},      {"latency", 0, 0, 'l'},
-	    {"capacity", 1, 0, 'c'}, {"stream", 1, 0, 's'},
-	    {"help", 0, 0, 'h'},     {0, 0, 0, 0},
+	    {"n", 1, 0, 'n'},       {"repeat", 1, 0, 'r'},   {"ops", 1, 0, 'o'},
+	    {"latency", 0, 0, 'l'}, {"capacity", 1, 0, 'c'}, {"stream", 1, 0, 's'},
+	    {"split", 1, 0, 'S'},   {"help", 0, 0, 'h'},     {0, 0, 0, 0},
 	};
-	*o = (struct opts){{1024, 65536}, 2, 7, 4096, 8192, 65536, false};
+	*o = (struct opts){{1024, 65536}, 2, {65536, 1048576}, 2, 7, 4096, 8192, 65536, false};
 	for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
 		char *s = optarg, *end;
 		switch (c) {
@@ -332,6 +381,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			for (o->nsizes = 0; s && *s && o->nsizes < MAX_SIZES;
 			     s = *end ? end + 1 : end)
 				o->sizes[o->nsizes++] = strtoul(s, &end, 10);
+			break;
+		case 'S':
+			for (o->nsplits = 0; s && *s && o->nsplits < MAX_SIZES;
+			     s = *end ? end + 1 : end)
+				if ((o->splits[o->nsplits] = strtoul(s, &end, 10)) != 0)
+					o->nsplits++;
 			break;
 		case 'r':
 			o->repeat = (unsigned)strtoul(s, NULL, 10);
@@ -358,6 +413,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	for (size_t i = 0; i < o->nsizes; i++)
 		if (o->sizes[i] < 2 || o->sizes[i] > PURGE_CAPACITY_MAX - 64)
 			return -1;
+	for (size_t i = 0; i < o->nsplits; i++)
+		if (o->splits[i] < 16 || o->splits[i] > PURGE_CAPACITY_MAX - 64)
+			return -1;
 	return optind == argc && o->repeat && o->ops && o->capacity && o->stream ? 0 : -1;
 }
 
@@ -377,6 +435,8 @@ int main(int argc, char **argv)
 	       "pending", "median", "p10", "p90", o.repeat);
 	for (size_t i = 0; i < o.nsizes; i++)
 		measure(o.sizes[i], &o);
+	for (size_t i = 0; i < o.nsplits; i++)
+		measure_split(o.splits[i], &o);
 	if (o.latency)
 		measure_latency(&o);
 	return 0;

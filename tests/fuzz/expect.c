@@ -8,20 +8,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../store_check.h"
 #include "expect.h"
 
 /* ---- the list ------------------------------------------------------------ */
 
-/* "Equal ages settle in enqueue order, parts split off by a cancel after
- * the rest, by address" (the driver gives every enqueue its own time, so
- * equal ages are parts of one enqueued range). */
+/* "Ranges settle in enqueue order; the parts a cancel splits off a range
+ * keep its place, in address order" (a split part keeps its range's seq). */
 static bool older(const struct mrange *a, const struct mrange *b)
 {
 	if (a->stamp != b->stamp)
 		return a->stamp < b->stamp;
-	if (a->split != b->split)
-		return !a->split;
-	return a->split ? a->s < b->s : a->seq < b->seq;
+	return a->seq != b->seq ? a->seq < b->seq : a->s < b->s;
 }
 
 static size_t oldest_at(const struct fz *z)
@@ -126,7 +124,7 @@ void m_flush_all(struct fz *z)
 
 void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 {
-	struct mrange r = {s, e, z->now, ++z->seq, false, false};
+	struct mrange r = {s, e, z->now, ++z->seq, false};
 
 	room(z, 1);
 	for (size_t k = 0; k < z->n; k++)
@@ -191,9 +189,8 @@ static bool cut(struct fz *z, size_t k, uintptr_t a, uintptr_t b)
 	z->canc += hi - lo;
 	z->pend -= hi - lo;
 	if (p->s < a && p->e > b) {
-		struct mrange r = *p;
+		struct mrange r = *p; /* keeps p's age and place */
 		r.s = b;
-		r.split = true;
 		p->e = a;
 		z->pend -= r.e - r.s; /* add() counts it again */
 		add(z, r);
@@ -468,6 +465,9 @@ static void check_pages(struct fz *z)
 
 void m_check(struct fz *z)
 {
+	const char *why = store_check(z->q);
+
+	CHECK(z, why == NULL, "store: %s", why);
 	note_reports(z);
 	check_books(z);
 	m_expect_settled(z);

@@ -22,12 +22,11 @@
 
 enum { E_PATTERN, E_ZERO, E_ANY };
 
-/* A pending range as the contract sees it.  Equal ages settle in enqueue
- * order, parts split off by a cancel last, in split order. */
+/* A pending range as the contract sees it: its age, and its place in the
+ * enqueue order (the seq of the enqueue it came from). */
 struct mrange {
 	uintptr_t s, e;
 	uint64_t stamp, seq;
-	bool split;
 	bool flag; /* overlapped another pending range: counts toward OVLB */
 };
 
