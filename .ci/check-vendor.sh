@@ -10,7 +10,10 @@
 #    tests/smoke.c (also -std=c11) links against it and runs, and so does
 #    one with the objects linked straight in;
 #  - that shared object exports exactly the public purge_* functions of
-#    src/purge.map and the host's own symbols: no purge__* internals.
+#    src/purge.map and the host's own symbols: no purge__* internals;
+#  - the one-file build, src/single/libpurge.c (every src/*.c in one
+#    translation unit: no two files may use one static name), includes
+#    every src/*.c, compiles alike and passes the same checks.
 # Then the same export check for static archives linked whole into a
 # shared object: BUILDDIR/libpurge.a (or one built here when BUILDDIR has
 # none), and BUILDDIR/libpurge_internal.a where it exists.
@@ -64,6 +67,11 @@ check_exports() { # SO WHAT HOST_SYMBOLS...
 	fi
 }
 
+for c in "$root"/src/*.c; do
+	grep -qxF "#include \"../$(basename "$c")\"" "$root/src/single/libpurge.c" ||
+		die "src/single/libpurge.c does not include src/$(basename "$c")"
+done
+
 ran=()
 for cc in gcc clang; do
 	command -v "$cc" >/dev/null || { echo "check-vendor: $cc not found, skipped"; continue; }
@@ -94,8 +102,16 @@ for cc in gcc clang; do
 	# Straight into a program.
 	"$cc" -o "$o/smoke-static" "$o/smoke.o" "${objs[@]}" -pthread
 	"$o/smoke-static" >/dev/null || die "$cc: the smoke test failed with the objects linked in"
+
+	# One file.
+	"$cc" "${flags[@]}" -c "$root/src/single/libpurge.c" -o "$o/one.o" ||
+		die "$cc: src/single/libpurge.c does not compile (two files share a static name?)"
+	"$cc" -shared -o "$o/libone.so" "$o/host.o" "$o/one.o" -pthread
+	check_exports "$o/libone.so" "$cc: one-file shared object" host_check
+	"$cc" -o "$o/smoke-one" "$o/smoke.o" "$o/one.o" -pthread
+	"$o/smoke-one" >/dev/null || die "$cc: the smoke test failed with the one-file build"
 	ran+=("$cc")
-	echo "check-vendor: $cc: $(wc -w <<<"${objs[*]}") files compile with ${flags[*]:0:4}; exports ok; smoke ok"
+	echo "check-vendor: $cc: $(wc -w <<<"${objs[*]}") files, and the one-file build, compile with ${flags[*]:0:4}; exports ok; smoke ok"
 done
 [ ${#ran[@]} -gt 0 ] || die "no compiler"
 
