@@ -303,17 +303,20 @@ static void measure_latency(const struct opts *o)
 
 /* ---- command line -------------------------------------------------------- */
 
-static void usage(const char *prog)
+/* On stdout for --help, on stderr for a mistake. */
+static void usage(FILE *f, const char *prog)
 {
-	printf("usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
-	       "[--stream S]\n"
-	       "  --n        pending pages (default 1024,65536)\n"
-	       "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
-	       "  --ops      calls per timed batch (default 4096, at most n/8)\n"
-	       "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
-	       "  --capacity queue capacity for --latency (default 8192)\n"
-	       "  --stream   enqueues timed for --latency (default 65536)\n",
-	       prog);
+	fprintf(f,
+	        "usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
+	        "[--stream S]\n"
+	        "  --n        pending pages (default 1024,65536)\n"
+	        "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
+	        "  --ops      calls per timed batch (default 4096, at most n/8)\n"
+	        "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
+	        "  --capacity queue capacity for --latency (default 8192)\n"
+	        "  --stream   enqueues timed for --latency (default 65536)\n"
+	        "  --help     this text\n",
+	        prog);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -349,7 +352,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->stream = (unsigned)strtoul(s, NULL, 10);
 			break;
 		case 'h':
-			usage(argv[0]);
+			usage(stdout, argv[0]);
 			exit(0);
 		default:
 			return -1;
@@ -367,7 +370,7 @@ int main(int argc, char **argv)
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (parse(argc, argv, &o)) {
-		usage(argv[0]);
+		usage(stderr, argv[0]);
 		return 2;
 	}
 	printf("queue-bench: libpurge %d, backend %s, %ld CPUs, page %zu\n", purge_version(),
