@@ -84,6 +84,16 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* Every result is checked, as an allocator must check it (purge.h), but
+ * after the timed loop: `bad |= ret < 0` costs no branch inside it. */
+static void check(int bad, const char *what)
+{
+	if (bad) {
+		fprintf(stderr, "queue-bench: %s failed\n", what);
+		exit(1);
+	}
+}
+
 static void *reserve(size_t bytes, int prot)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
@@ -135,13 +145,15 @@ static size_t *draw(const struct bed *b, unsigned ops, uint64_t *seed, bool odd)
 static double cancel_hit(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, false);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++)
-		purge_cancel(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
 	uint64_t t = now_ns() - t0;
 	for (unsigned i = 0; i < ops; i++)
-		purge_enqueue(b->q, pg(b, k[i]), page);
-	purge_cancel(b->q, pg(b, 1), page);
+		bad |= purge_enqueue(b->q, pg(b, k[i]), page) < 0;
+	bad |= purge_cancel(b->q, pg(b, 1), page) < 0;
+	check(bad, "purge_cancel or purge_enqueue");
 	free(k);
 	return (double)t / ops;
 }
@@ -149,10 +161,12 @@ static double cancel_hit(struct bed *b, unsigned ops, uint64_t *seed)
 static double cancel_miss(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, true);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++)
-		purge_cancel(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
 	uint64_t t = now_ns() - t0;
+	check(bad, "purge_cancel");
 	free(k);
 	return (double)t / ops;
 }
@@ -162,12 +176,14 @@ static double cancel_miss(struct bed *b, unsigned ops, uint64_t *seed)
 static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, false);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++) {
-		purge_cancel(b->q, pg(b, k[i]), page);
-		purge_enqueue(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
+		bad |= purge_enqueue(b->q, pg(b, k[i]), page) < 0;
 	}
 	uint64_t t = now_ns() - t0;
+	check(bad, "purge_cancel or purge_enqueue");
 	free(k);
 	return (double)t / ops;
 }
@@ -185,8 +201,9 @@ static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
 	fill(b);
 	out[M_ENQ] = (double)(now_ns() - t0) / b->n;
 	t0 = now_ns();
-	purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
+	int ret = purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
 	out[M_INDEX] = (double)(now_ns() - t0) / b->n;
+	check(ret < 0, "purge_cancel");
 	out[M_HIT] = cancel_hit(b, ops, seed);
 	out[M_MISS] = cancel_miss(b, ops, seed);
 	out[M_REUSE] = reuse(b, ops, seed);
@@ -267,11 +284,13 @@ static void latency(const struct opts *o, unsigned flags, uint64_t *lat)
 		die("purge_queue_create", ENOMEM);
 	for (size_t i = 0; i < n; i++) {
 		char *p = r + (2 * i % span) * page;
-		purge_cancel(q, p, page); /* its previous round may still be pending */
+		/* its previous round may still be pending */
+		check(purge_cancel(q, p, page) < 0, "purge_cancel");
 		*p = 1;
 		uint64_t t0 = now_ns();
-		purge_enqueue(q, p, page);
+		int ret = purge_enqueue(q, p, page);
 		lat[i] = now_ns() - t0;
+		check(ret < 0, "purge_enqueue");
 	}
 	purge_queue_destroy(q);
 	munmap(r, span * page);
