@@ -5,7 +5,9 @@
 # pkg-config only, build .ci/consumer.c against what default_library
 # installed (shared, static or both), and run it.  Also checks that every
 # file meson lists as installed is there, the CMake package files, and,
-# with tools, purge-bench and the plot.gp it was built to find.
+# with tools, purge-bench and the plot.gp it was built to find, and that
+# the installed purge-bench runs without LD_LIBRARY_PATH: the staged tree
+# is a prefix that no loader path names, as a custom --prefix is.
 # Usage: .ci/check-install.sh BUILDDIR     (CC overrides the compiler)
 set -euo pipefail
 
@@ -32,6 +34,7 @@ print(o["prefix"], o["libdir"], o["includedir"], o["mandir"], o["bindir"], o["da
       on(o.get("install", True)))')
 [ "$install" = True ] || die "$build was configured with install=false: nothing to check"
 abs() { case $1 in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac; }
+libdir_opt=$libdir bindir_opt=$bindir
 libdir=$(abs "$libdir")
 includedir=$(abs "$includedir")
 mandir=$(abs "$mandir")
@@ -125,6 +128,25 @@ if $have_static; then
 		die "the static consumer still needs libpurge.so"
 	fi
 	env -u LD_LIBRARY_PATH "$out/static" || die "static consumer failed"
+fi
+
+# The installed purge-bench loads the staged libpurge.so.2, found through
+# its own RUNPATH (relative to $ORIGIN), and runs, with no LD_LIBRARY_PATH.
+if [ "$tools" = True ] && $have_shared; then
+	bench="$dest$bindir/purge-bench"
+	case $libdir_opt$bindir_opt in
+	/*) echo "check-install: purge-bench from the staged tree skipped: an absolute" \
+		"libdir or bindir gets an absolute RUNPATH, which names the real prefix" ;;
+	*)
+		found=$(env -u LD_LIBRARY_PATH ldd "$bench" | awk '$1 == "libpurge.so.2" && $3 != "not" { print $3 }')
+		[ -n "$found" ] && [ "$(readlink -f "$found")" = "$(readlink -f "$dest$libdir/libpurge.so.2")" ] ||
+			die "the installed purge-bench does not find the libpurge.so.2 installed with it" \
+				"without LD_LIBRARY_PATH (found: ${found:-nothing}; RUNPATH:" \
+				"$(readelf -d "$bench" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p'))"
+		env -u LD_LIBRARY_PATH "$bench" --size 1M --repeat 1 --batch 1 >/dev/null 2>&1 ||
+			die "the installed purge-bench does not run without LD_LIBRARY_PATH"
+		echo "check-install: the installed purge-bench runs without LD_LIBRARY_PATH" ;;
+	esac
 fi
 
 echo "check-install: ok ($kind: shared $have_shared, static $have_static; prefix $prefix, libdir $libdir)"

@@ -14,6 +14,8 @@
 # Every .EX block of an EXAMPLE section needs such a line, and every page
 # of sections 3 and 7 needs at least one C example.  Roff escapes in the
 # block (\e \- \& \(aq \(dq ...) are turned back into C first.
+# README.md's Example (its first C block) is compiled as C too, with -c:
+# the allocator's book-keeping it calls is only declared there.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,6 +124,19 @@ for p in "${pages[@]}"; do
 		done
 	done <<<"$list"
 done
+
+readme="$tmp/readme-example.c"
+awk '/^## Example/ { f = 1 } f && /^```c$/ { c = 1; next } c && /^```/ { exit } c' \
+	"$root/README.md" >"$readme"
+if [ ! -s "$readme" ]; then
+	err "README.md: no C block under \"## Example\""
+elif ! out=$("$CC" -std=c11 -Wall -Wextra -Werror -I"$root/include" -c -o "$tmp/readme.o" \
+	"$readme" 2>&1); then
+	err "README.md: the Example does not compile:"
+	printf '%s\n' "$out" >&2
+else
+	compiled=$((compiled + 1))
+fi
 
 if [ $fail -ne 0 ]; then
 	echo "check-man-examples: FAILED" >&2

@@ -4,8 +4,9 @@
 # Usage: .ci/check-man.sh   (from anywhere; needs mandoc)
 # Fails on any mandoc warning, a public function without a page, a page
 # missing a section (or, in section 3, its Complexity subsection), a page
-# that man/meson.build does not install, a link to a missing page, or a
-# reference to a page of ours that does not exist.  The examples are
+# that man/meson.build does not install, a link to a missing page, a
+# reference to a page of ours that does not exist, or a page that the SEE
+# ALSO of libpurge(7), the overview, leaves out.  The examples are
 # compiled by .ci/check-man-examples.sh.
 set -euo pipefail
 
@@ -84,6 +85,15 @@ while read -r ref; do
 	[ -f "$man/$ref" ] || grep -qF "install_symlink('$ref'" "$man/meson.build" ||
 		err "reference to missing page $ref"
 done <<<"$refs"
+
+# 4. The overview's SEE ALSO lists every other page of ours.
+see_also=$(awk '/^\.SH "?SEE ALSO"?$/ { f = 1; next } /^\.SH/ { f = 0 }
+	f && /^\.BR / { print $2 "." substr($3, 2, 1) }' "$man/libpurge.7" | sed 's/\\-/-/g')
+for p in "${pages[@]}"; do
+	name=$(basename "$p")
+	[ "$name" = libpurge.7 ] || grep -qxF "$name" <<<"$see_also" ||
+		err "libpurge.7: SEE ALSO does not list $name"
+done
 
 if [ $fail -ne 0 ]; then
 	echo "check-man: FAILED" >&2

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libpurge as a meson subproject.  Builds the parent project in
-# .ci/consumers/meson (a copy, with this checkout linked in as
-# subprojects/libpurge and .ci/consumer.c as its program) and checks:
-#  - dependency('purge') resolves to libpurge's override, through the wrap's
-#    [provide] and through fallback: 'libpurge';
+# libpurge as a meson subproject, set up the way README.md's "Meson
+# subproject" item says.  Builds the parent project in .ci/consumers/meson
+# (a copy, with this checkout linked in as subprojects/libpurge and
+# .ci/consumer.c as its program) and checks:
+#  - the README's shell block, run as written in the parent, puts the
+#    libpurge.wrap this tree ships into subprojects/, and then the README's
+#    purge_dep = dependency('purge') (the parent's lookup=provide line,
+#    checked to be the README's words) resolves to libpurge's override;
+#  - without the wrap that line fails with "Dependency purge not found",
+#    as the README says, and the README's fallback: 'libpurge' line works;
 #  - the parent's default_library decides: =static links libpurge.a into
 #    the program (no libpurge.so needed), =shared links libpurge.so.2;
 #  - the subproject builds the library alone (no tests, tools, examples),
@@ -20,19 +25,54 @@ die() { echo "check-subproject: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/purge-subproject.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# README.md's "Meson subproject" item: its shell block ("sh"), or the
+# dependency() lines of its code spans ("deps"; a span may wrap lines).
+readme_item() {
+	python3 -c 'import re, sys
+parts = open(sys.argv[1]).read().split("- **Meson subproject.**", 1)
+item = parts[1].split("\n- **", 1)[0] if len(parts) > 1 else ""
+if sys.argv[2] == "sh":
+    m = re.search(r"```sh\n(.*?)\n *```", item, re.S)
+    print("\n".join(l.strip() for l in m.group(1).splitlines()) if m else "")
+else:
+    spans = re.findall(r"`(purge_dep = dependency\([^`]*\))`", re.sub(r"\s+", " ", item))
+    print("\n".join(spans))' "$root/README.md" "$1"
+}
+recipe=$(readme_item sh)
+[ -n "$recipe" ] || die "no shell block in README.md's \"Meson subproject\" item"
+deps=$(readme_item deps)
+[ "$(grep -c . <<<"$deps")" = 2 ] ||
+	die "README.md's \"Meson subproject\" item should give two dependency() lines," \
+		"plain and with fallback; found:"$'\n'"$deps"
+while read -r line; do
+	grep -qF "$line" "$root/.ci/consumers/meson/meson.build" ||
+		die "README.md's '$line' is not in .ci/consumers/meson/meson.build"
+done <<<"$deps"
+
+# A parent: libpurge's tree in subprojects/libpurge (a symlink, which the
+# README allows), then, for "wrap", the README's shell block as written.
+make_parent() { # DIR wrap|nowrap
+	cp -r "$root/.ci/consumers/meson" "$1"
+	cp "$root/.ci/consumer.c" "$1/consumer.c"
+	mkdir -p "$1/subprojects"
+	ln -s "$root" "$1/subprojects/libpurge"
+	[ "$2" = wrap ] || return 0
+	echo "check-subproject: the README's recipe: $recipe"
+	(cd "$1" && sh -eu -c "$recipe") || die "the README's recipe failed"
+}
 parent="$work/parent"
-cp -r "$root/.ci/consumers/meson" "$parent"
-cp "$root/.ci/consumer.c" "$parent/consumer.c"
-ln -s "$root" "$parent/subprojects/libpurge"
+make_parent "$parent" wrap
+bare="$work/parent-nowrap"
+make_parent "$bare" nowrap
 
 # Files a staged install holds, relative to its root, sorted.
 staged() { (cd "$1" && find . ! -type d | sed 's|^\./||' | sort); }
 
-check() { # NAME DEFAULT_LIBRARY LOOKUP
-	local name=$1 kind=$2 lookup=$3 b="$work/build-$1" out
+check() { # NAME DEFAULT_LIBRARY LOOKUP PARENT
+	local name=$1 kind=$2 lookup=$3 src=$4 b="$work/build-$1" out
 	echo "check-subproject: $name (default_library=$kind, lookup=$lookup)"
 	# --force-fallback-for: a libpurge installed on the machine must not win.
-	meson setup "$b" "$parent" --prefix=/usr --force-fallback-for=purge \
+	meson setup "$b" "$src" --prefix=/usr --force-fallback-for=purge \
 		-Ddefault_library="$kind" -Dlookup="$lookup" -Dwerror=true >"$work/$name.log" 2>&1 ||
 		{ cat "$work/$name.log" >&2; die "$name: meson setup failed"; }
 	grep -q 'Dependency purge found: YES .*(overridden)' "$work/$name.log" ||
@@ -72,9 +112,19 @@ for t in json.load(sys.stdin):
 	echo "check-subproject: $name: ok (needs: ${needed:-nothing})"
 }
 
-check static static provide
-check shared shared provide
-check fallback static fallback
+# Without the wrap a plain dependency('purge') finds nothing, as the README
+# says: the wrap is what its recipe adds.
+if meson setup "$work/build-nowrap" "$bare" --force-fallback-for=purge \
+	>"$work/nowrap.log" 2>&1; then
+	die "without the wrap dependency('purge') resolved: the README says it fails"
+fi
+grep -q 'Dependency "purge" not found' "$work/nowrap.log" ||
+	{ cat "$work/nowrap.log" >&2; die "without the wrap: not the error the README quotes"; }
+echo "check-subproject: without the wrap, dependency('purge') fails as the README says"
+
+check static static provide "$parent"
+check shared shared provide "$parent"
+check fallback static fallback "$bare"
 
 # Asked for: the library, header, purge.pc and CMake files, still no tests,
 # tools or man pages.

@@ -18,7 +18,8 @@
  * cancel's answer calls zero, that the run really reads as zero: the queue
  * never purged memory that was handed out, and did purge what was freed.
  * It also checks that each of the three thresholds started flushes and that
- * both answers of purge_cancel() came up.  Exit status 0: all held.
+ * both answers of purge_cancel() came up.  Exit status 0: all held; 1: a
+ * check failed; 2: bad arguments (it takes none but --help).
  */
 #include <purge.h>
 
@@ -240,8 +241,24 @@ static int step(struct arena *a, const struct purge_config *cfg, unsigned op)
 	return check_pages(a, after.zeroed && after.pending_ranges == 0);
 }
 
-int main(void)
+static int usage(FILE *f, const char *prog)
 {
+	fprintf(f,
+	        "usage: %s [--help]\n"
+	        "A page-run allocator on libpurge that checks itself: %d random allocations\n"
+	        "and frees in %d pages; live runs must keep their bytes through every flush,\n"
+	        "freed runs must read back as zero, and so must every run purge_cancel()\n"
+	        "calls zero.  PURGE_MODE=loop runs it on the madvise() loop.\n"
+	        "Exit status: 0 all held, 1 a check failed, 2 bad arguments.\n",
+	        prog, OPS, REGION_PAGES);
+	return f == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) /* no options but --help: anything else is a mistake */
+		return usage(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, argv[0]);
+
 	struct arena a = {.pg = (size_t)sysconf(_SC_PAGESIZE)};
 	struct purge_config cfg = {
 	    .capacity = 32,                 /* count threshold */

@@ -45,6 +45,16 @@
  * taking a run, before writing to it.  In the other order a purge can hit
  * a run another thread already reuses, or a cancel can miss a purge that
  * is still to come.
+ *
+ * Results that must be checked.  purge_enqueue() and purge_cancel() are
+ * declared PURGE_MUST_CHECK (warn_unused_result where the compiler has it;
+ * gcc warns even through a (void) cast): an enqueue that fails queued
+ * nothing, so the range is never purged and does not read as zero; a
+ * cancel that fails (-EBUSY, from inside on_failure) may leave the purge
+ * pending on memory the allocator is about to reuse, and a later flush
+ * would wipe what it writes there: it must not hand that memory out, or
+ * must cancel again later.  A program may define PURGE_MUST_CHECK empty
+ * before including this header to turn the warning off.
  */
 #ifndef PURGE_H
 #define PURGE_H
@@ -62,6 +72,19 @@ extern "C" {
 /* MAJOR * 10000 + MINOR * 100 + PATCH; purge_version() says what runs. */
 #define PURGE_VERSION                                                                              \
 	(PURGE_VERSION_MAJOR * 10000 + PURGE_VERSION_MINOR * 100 + PURGE_VERSION_PATCH)
+
+#ifndef PURGE_MUST_CHECK
+#ifdef __has_attribute
+#if __has_attribute(warn_unused_result)
+#define PURGE_MUST_CHECK __attribute__((warn_unused_result))
+#endif
+#elif defined(__GNUC__) /* gcc before 5 has the attribute, not __has_attribute */
+#define PURGE_MUST_CHECK __attribute__((warn_unused_result))
+#endif
+#ifndef PURGE_MUST_CHECK
+#define PURGE_MUST_CHECK /* a compiler without the attribute: no check */
+#endif
+#endif
 
 /* The kernel's limit on iovecs per process_madvise call (UIO_MAXIOV). */
 #define PURGE_BATCH_MAX 1024
@@ -240,8 +263,9 @@ int purge_queue_destroy(purge_queue *q);
  * range in between is accepted and reported failed at flush time), -EBUSY
  * (called from on_failure).
  * Failures of an automatic flush are reported through stats and on_failure,
- * not through this return value. */
-int purge_enqueue(purge_queue *q, void *addr, size_t len);
+ * not through this return value.  Check it (PURGE_MUST_CHECK): on an error
+ * nothing was queued, and the range will not be purged. */
+int purge_enqueue(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
 
 /* Remove every pending byte of the pages [addr, addr+len) touches:
  * ranges inside them are dropped, ranges overlapping them are trimmed or
@@ -256,9 +280,12 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len);
  * settled first) or more than 32 enqueues overlapped pending bytes (those
  * are settled).  Returns 1 when it removed pending bytes (they were never
  * purged by this queue), 0 when nothing in those pages was pending, or
- * -EINVAL (NULL or destroyed queue, addr+len overflows), -EBUSY.  On an
- * error nothing was removed: the memory must not be reused yet. */
-int purge_cancel(purge_queue *q, void *addr, size_t len);
+ * -EINVAL (NULL or destroyed queue, addr+len overflows), -EBUSY (called
+ * from on_failure).  Check it (PURGE_MUST_CHECK): after an error nothing
+ * was removed, the interval may still be pending, and a flush would
+ * discard what is written there, so the memory must not be reused until a
+ * cancel succeeds. */
+int purge_cancel(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
 
 /* Settle everything pending, merging ranges that touch.  Every pending
  * byte ends purged or reported failed.  Returns the number of on_failure

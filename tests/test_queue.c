@@ -273,13 +273,17 @@ Test(queue, errno_is_left_alone)
 
 	fake_fail_page(&fk, pg(0), -ENOMEM);
 	errno = 1234;
-	purge_enqueue(q, (void *)(pg(0) + 1), PAGE);
-	purge_enqueue(q, (void *)pg(0), PAGE);
-	purge_cancel(q, (void *)pg(5), PAGE);
+	/* the results are asserted after errno, which an assertion might touch */
+	int unaligned = purge_enqueue(q, (void *)(pg(0) + 1), PAGE);
+	int enqueued = purge_enqueue(q, (void *)pg(0), PAGE);
+	int cancelled = purge_cancel(q, (void *)pg(5), PAGE);
 	purge_flush(q);
 	purge_backend(MADV_DONTNEED);
 	purge_queue_destroy(q);
 	cr_assert_eq(errno, 1234);
+	cr_expect_eq(unaligned, -EINVAL);
+	cr_expect_eq(enqueued, 0);
+	cr_expect_eq(cancelled, 0, "page 5 was never enqueued");
 }
 
 static purge_queue *reentry_q;

@@ -94,6 +94,30 @@ static void table_row(FILE *f, const struct bench_report *r, const struct bench_
 	fputc('\n', f);
 }
 
+/* What the suggestion came from: the table shows run 1 only. */
+static void print_run_medians(FILE *f, const struct bench_report *r)
+{
+	fprintf(f,
+	        "  purge-default median_ms by run (run 1 is the table above; * = the run's "
+	        "pick):\n  %5s",
+	        "vlen");
+	for (unsigned k = 0; k < r->npicks; k++) {
+		char run[16];
+		snprintf(run, sizeof(run), "run %u", k + 1);
+		fprintf(f, " %9s ", run);
+	}
+	for (unsigned i = 0; i < r->o->nvlens; i++) {
+		fprintf(f, "\n  %5u", r->o->vlens[i]);
+		for (unsigned k = 0; k < r->npicks; k++)
+			if (r->medians[k][i] < 0)
+				fprintf(f, " %9s ", "-");
+			else
+				fprintf(f, " %9.3f%c", r->medians[k][i] / 1e6,
+				        r->picks[k] == r->o->vlens[i] ? '*' : ' ');
+	}
+	fputc('\n', f);
+}
+
 static void print_suggest(FILE *f, const struct bench_report *r)
 {
 	if (r->suggest)
@@ -102,10 +126,16 @@ static void print_suggest(FILE *f, const struct bench_report *r)
 		fprintf(f, "\nsuggest: none stable (runs picked");
 	for (unsigned i = 0; i < r->npicks; i++)
 		fprintf(f, "%s%u", i ? ", " : " ", r->picks[i]);
+	if (r->suggest)
+		fprintf(f, ": two of %u agree)\n", r->npicks);
+	else
+		fprintf(f, ": no two agree)\n");
 	fprintf(f,
-	        ": %s)\n  (the smallest vlen whose purge-default median is within %.0f%% of "
-	        "the best)\n",
-	        r->suggest ? "two agree" : "no two agree", BENCH_TOLERANCE * 100);
+	        "  each run picks the smallest vlen whose purge-default median is within %.0f%%\n"
+	        "  of its best; two runs that agree are weak evidence on a noisy machine, where\n"
+	        "  vlens that close trade places from run to run: check the medians below\n",
+	        BENCH_TOLERANCE * 100);
+	print_run_medians(f, r);
 }
 
 void bench_print_table(FILE *f, const struct bench_report *r)
@@ -254,5 +284,13 @@ void bench_print_json(FILE *f, const struct bench_report *r)
 	fprintf(f, ", \"tolerance\": %.2f, \"runs\": [", BENCH_TOLERANCE);
 	for (unsigned i = 0; i < r->npicks; i++)
 		fprintf(f, "%s%u", i ? ", " : "", r->picks[i]);
+	fprintf(f, "], \"agrees_with_table\": %s,\n    \"medians_ns\": [",
+	        !r->suggest             ? "null"
+	        : bench_table_agrees(r) ? "true"
+	                                : "false");
+	for (unsigned i = 0; i < r->npicks; i++) {
+		fputs(i ? ", " : "", f);
+		json_array(f, r->medians[i], r->o->nvlens, 0);
+	}
 	fprintf(f, "]}\n}\n");
 }

@@ -44,6 +44,11 @@ double bench_spread(struct bench_summary s)
 	return s.p10 > 0 ? s.p90 / s.p10 : 1;
 }
 
+static bool within_tolerance(double median, double best)
+{
+	return median <= best * (1 + BENCH_TOLERANCE);
+}
+
 /* Smaller batches win ties: they bound the iovec array and how long one
  * call holds the address-space lock. */
 int bench_suggest(const double *medians, size_t n)
@@ -53,7 +58,7 @@ int bench_suggest(const double *medians, size_t n)
 		if (medians[i] < best)
 			best = medians[i];
 	for (size_t i = 0; i < n; i++)
-		if (medians[i] <= best * (1 + BENCH_TOLERANCE))
+		if (within_tolerance(medians[i], best))
 			return (int)i;
 	return -1;
 }
@@ -79,6 +84,51 @@ unsigned bench_settle(const unsigned *picks, unsigned n)
 			if (picks[i] && picks[i] == picks[j])
 				return picks[i];
 	return 0;
+}
+
+/* The purge-default median of res at vlen; -1 when res has no such row. */
+static double default_median(const struct bench_results *res, unsigned vlen)
+{
+	for (size_t i = 0; i < res->nrows; i++)
+		if (res->rows[i].kind == ROW_DEFAULT && res->rows[i].vlen == vlen)
+			return res->rows[i].time.median;
+	return -1;
+}
+
+void bench_add_run(struct bench_report *r, const struct bench_results *res)
+{
+	if (r->npicks == BENCH_SUGGEST_RUNS)
+		return;
+	for (unsigned i = 0; i < r->o->nvlens; i++)
+		r->medians[r->npicks][i] = default_median(res, r->o->vlens[i]);
+	r->picks[r->npicks++] = bench_pick(res);
+	r->suggest = bench_settle(r->picks, r->npicks);
+}
+
+/* Index in o->vlens of vlen, and of the table run's best median; -1: none. */
+static int vlen_index(const struct bench_opts *o, unsigned vlen)
+{
+	for (unsigned i = 0; i < o->nvlens; i++)
+		if (o->vlens[i] == vlen)
+			return (int)i;
+	return -1;
+}
+
+static int table_best(const struct bench_report *r)
+{
+	int best = -1;
+	for (unsigned i = 0; r->npicks && i < r->o->nvlens; i++)
+		if (r->medians[0][i] >= 0 && (best < 0 || r->medians[0][i] < r->medians[0][best]))
+			best = (int)i;
+	return best;
+}
+
+bool bench_table_agrees(const struct bench_report *r)
+{
+	int s = vlen_index(r->o, r->suggest), best = table_best(r);
+	if (!r->suggest || s < 0 || best < 0 || r->medians[0][s] < 0)
+		return true;
+	return within_tolerance(r->medians[0][s], r->medians[0][best]);
 }
 
 static void warn(struct bench_report *r, const char *fmt, ...)
@@ -129,6 +179,21 @@ static void check_rows(struct bench_report *r)
 		     bench_spread(worst->time));
 }
 
+/* The table shows the first run only; the suggestion may come from reruns
+ * that agree with each other and not with it.  Say so, with the numbers. */
+static void check_agreement(struct bench_report *r)
+{
+	if (bench_table_agrees(r))
+		return;
+	int s = vlen_index(r->o, r->suggest), best = table_best(r);
+	warn(r,
+	     "--suggest: PURGE_BATCH=%u is not what the table shows: in the table's run it took "
+	     "%.3f ms against the best, %.3f ms at vlen %u (more than %.0f%% slower); the reruns "
+	     "picked it: rerun on a quiet machine or with more --repeat",
+	     r->suggest, r->medians[0][s] / 1e6, r->medians[0][best] / 1e6, r->o->vlens[best],
+	     BENCH_TOLERANCE * 100);
+}
+
 void bench_check_noise(struct bench_report *r)
 {
 	check_load(r);
@@ -136,4 +201,5 @@ void bench_check_noise(struct bench_report *r)
 	if (r->npicks > 1 && !r->suggest)
 		warn(r, "--suggest: no two of %u runs picked the same vlen: the choice is noise",
 		     r->npicks);
+	check_agreement(r);
 }

@@ -96,8 +96,11 @@ struct bench_report {
 	size_t npieces;
 	unsigned picks[BENCH_SUGGEST_RUNS]; /* --suggest: the vlen each run picked */
 	unsigned npicks;
+	/* --suggest: each run's purge-default median (ns) at o->vlens[i], -1
+	 * where that run has no such row; run 0 is the sweep the table shows */
+	double medians[BENCH_SUGGEST_RUNS][BENCH_MAX_VLENS];
 	unsigned suggest; /* the pick two runs agree on; 0 = none */
-	char warn[BENCH_MAX_WARN][200];
+	char warn[BENCH_MAX_WARN][256];
 	unsigned nwarn;
 };
 
@@ -123,7 +126,14 @@ int bench_suggest(const double *medians, size_t n);
 unsigned bench_pick(const struct bench_results *res);
 /* The first pick that an earlier one equals, 0 while no two agree. */
 unsigned bench_settle(const unsigned *picks, unsigned n);
-/* Fill r->warn: loaded machine, noisy rows, unstable --suggest. */
+/* --suggest: record one run's purge-default medians and pick (the sweep's
+ * first, then each rerun), and settle r->suggest again; no-op when full. */
+void bench_add_run(struct bench_report *r, const struct bench_results *res);
+/* The agreement rule: true unless the suggestion's median in the table's
+ * run (run 0) is above that run's best by more than BENCH_TOLERANCE. */
+bool bench_table_agrees(const struct bench_report *r);
+/* Fill r->warn: loaded machine, noisy rows, unstable --suggest, a
+ * suggestion the table disagrees with. */
 void bench_check_noise(struct bench_report *r);
 
 /* bench-output.c */

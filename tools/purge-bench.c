@@ -55,12 +55,12 @@ static int check_outputs(const struct bench_opts *o)
 }
 
 /* --suggest: the sweep's pick, then the purge-default rows again until two
- * runs pick the same vlen or BENCH_SUGGEST_RUNS have run. */
+ * runs pick the same vlen or BENCH_SUGGEST_RUNS have run.  Every run's
+ * medians are kept, so the output can show where the suggestion came from. */
 static int suggest(struct bench_work *w, struct bench_report *r, char *err, size_t errlen)
 {
-	r->picks[r->npicks++] = bench_pick(&r->res);
-	while (!(r->suggest = bench_settle(r->picks, r->npicks)) &&
-	       r->npicks < BENCH_SUGGEST_RUNS) {
+	bench_add_run(r, &r->res);
+	while (!r->suggest && r->npicks < BENCH_SUGGEST_RUNS) {
 		struct bench_results again;
 		fprintf(stderr,
 		        "purge-bench: --suggest: run %u picked %u; running purge-default "
@@ -68,7 +68,7 @@ static int suggest(struct bench_work *w, struct bench_report *r, char *err, size
 		        r->npicks, r->picks[r->npicks - 1]);
 		int ret = bench_sweep(w, r->o, 1u << ROW_DEFAULT, &again, err, errlen);
 		if (!ret)
-			r->picks[r->npicks++] = bench_pick(&again);
+			bench_add_run(r, &again);
 		bench_results_free(&again);
 		if (ret)
 			return ret;

@@ -90,6 +90,16 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
+/* Every result is checked, as an allocator must check it (purge.h), but
+ * after the timed loop: `bad |= ret < 0` costs no branch inside it. */
+static void check(int bad, const char *what)
+{
+	if (bad) {
+		fprintf(stderr, "queue-bench: %s failed\n", what);
+		exit(1);
+	}
+}
+
 static void *reserve(size_t bytes, int prot)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
@@ -141,13 +151,15 @@ static size_t *draw(const struct bed *b, unsigned ops, uint64_t *seed, bool odd)
 static double cancel_hit(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, false);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++)
-		purge_cancel(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
 	uint64_t t = now_ns() - t0;
 	for (unsigned i = 0; i < ops; i++)
-		purge_enqueue(b->q, pg(b, k[i]), page);
-	purge_cancel(b->q, pg(b, 1), page);
+		bad |= purge_enqueue(b->q, pg(b, k[i]), page) < 0;
+	bad |= purge_cancel(b->q, pg(b, 1), page) < 0;
+	check(bad, "purge_cancel or purge_enqueue");
 	free(k);
 	return (double)t / ops;
 }
@@ -155,10 +167,12 @@ static double cancel_hit(struct bed *b, unsigned ops, uint64_t *seed)
 static double cancel_miss(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, true);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++)
-		purge_cancel(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
 	uint64_t t = now_ns() - t0;
+	check(bad, "purge_cancel");
 	free(k);
 	return (double)t / ops;
 }
@@ -168,12 +182,14 @@ static double cancel_miss(struct bed *b, unsigned ops, uint64_t *seed)
 static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
 {
 	size_t *k = draw(b, ops, seed, false);
+	int bad = 0;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < ops; i++) {
-		purge_cancel(b->q, pg(b, k[i]), page);
-		purge_enqueue(b->q, pg(b, k[i]), page);
+		bad |= purge_cancel(b->q, pg(b, k[i]), page) < 0;
+		bad |= purge_enqueue(b->q, pg(b, k[i]), page) < 0;
 	}
 	uint64_t t = now_ns() - t0;
+	check(bad, "purge_cancel or purge_enqueue");
 	free(k);
 	return (double)t / ops;
 }
@@ -191,8 +207,9 @@ static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
 	fill(b);
 	out[M_ENQ] = (double)(now_ns() - t0) / b->n;
 	t0 = now_ns();
-	purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
+	int ret = purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
 	out[M_INDEX] = (double)(now_ns() - t0) / b->n;
+	check(ret < 0, "purge_cancel");
 	out[M_HIT] = cancel_hit(b, ops, seed);
 	out[M_MISS] = cancel_miss(b, ops, seed);
 	out[M_REUSE] = reuse(b, ops, seed);
@@ -248,15 +265,18 @@ static double split_steps(size_t n, unsigned steps, uint64_t *seed)
 
 	if (purge_queue_create(&q, &cfg) || purge_enqueue(q, r, span * page))
 		die("split set-up", EINVAL);
+	int bad = 0;
 	for (size_t i = 1; i < 2 * n; i += 2)
-		purge_cancel(q, r + i * page, page);
+		bad |= purge_cancel(q, r + i * page, page) < 0;
 	size_t *k = draw(&(struct bed){.n = n}, steps, seed, false), tail = 2 * n;
 	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < steps; i++, tail += 2) {
-		purge_cancel(q, r + k[i] * page, page);       /* a part, whole */
-		purge_cancel(q, r + (tail + 1) * page, page); /* the tail, split */
+		bad |= purge_cancel(q, r + k[i] * page, page) < 0;       /* a part, whole */
+		bad |= purge_cancel(q, r + (tail + 1) * page, page) < 0; /* the tail, split */
 	}
 	uint64_t t = now_ns() - t0;
+	if (bad)
+		die("split: purge_cancel", EINVAL);
 	free(k);
 	purge_queue_destroy(q);
 	munmap(r, span * page);
@@ -315,11 +335,13 @@ static void latency(const struct opts *o, unsigned flags, uint64_t *lat)
 		die("purge_queue_create", ENOMEM);
 	for (size_t i = 0; i < n; i++) {
 		char *p = r + (2 * i % span) * page;
-		purge_cancel(q, p, page); /* its previous round may still be pending */
+		/* its previous round may still be pending */
+		check(purge_cancel(q, p, page) < 0, "purge_cancel");
 		*p = 1;
 		uint64_t t0 = now_ns();
-		purge_enqueue(q, p, page);
+		int ret = purge_enqueue(q, p, page);
 		lat[i] = now_ns() - t0;
+		check(ret < 0, "purge_enqueue");
 	}
 	purge_queue_destroy(q);
 	munmap(r, span * page);
@@ -351,19 +373,22 @@ static void measure_latency(const struct opts *o)
 
 /* ---- command line -------------------------------------------------------- */
 
-static void usage(const char *prog)
+/* On stdout for --help, on stderr for a mistake. */
+static void usage(FILE *f, const char *prog)
 {
-	printf("usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
-	       "[--stream S]\n"
-	       "  --n        pending pages (default 1024,65536)\n"
-	       "  --split    split parts for the split-heavy pattern (default 65536,1048576; 0: "
-	       "none)\n"
-	       "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
-	       "  --ops      calls per timed batch (default 4096, at most n/8)\n"
-	       "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
-	       "  --capacity queue capacity for --latency (default 8192)\n"
-	       "  --stream   enqueues timed for --latency (default 65536)\n",
-	       prog);
+	fprintf(f,
+	        "usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
+	        "[--stream S]\n"
+	        "  --n        pending pages (default 1024,65536)\n"
+	        "  --split    split parts for the split-heavy pattern (default 65536,1048576; "
+	        "0: none)\n"
+	        "  --repeat   fresh queues per size; median and p10-p90 (default 7)\n"
+	        "  --ops      calls per timed batch (default 4096, at most n/8)\n"
+	        "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
+	        "  --capacity queue capacity for --latency (default 8192)\n"
+	        "  --stream   enqueues timed for --latency (default 65536)\n"
+	        "  --help     this text\n",
+	        prog);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -404,7 +429,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->stream = (unsigned)strtoul(s, NULL, 10);
 			break;
 		case 'h':
-			usage(argv[0]);
+			usage(stdout, argv[0]);
 			exit(0);
 		default:
 			return -1;
@@ -425,7 +450,7 @@ int main(int argc, char **argv)
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (parse(argc, argv, &o)) {
-		usage(argv[0]);
+		usage(stderr, argv[0]);
 		return 2;
 	}
 	printf("queue-bench: libpurge %d, backend %s, %ld CPUs, page %zu\n", purge_version(),

@@ -8,15 +8,35 @@
 # only), results/sweep.json (machine, parameters, raw samples, warnings,
 # the suggestion) and results/sweep.svg (drawn from the CSV by plot.gp).
 #
-# usage: tools/sweep.sh [BUILD_DIR] [purge-bench options...]
-#   BUILD_DIR defaults to ./build; later options override the defaults
-#   below (e.g. tools/sweep.sh build --size 256M --repeat 9).
-#   RESULTS_DIR (default ./results) says where the files go.
+# usage: see usage() below (tools/sweep.sh --help).
 #
 # The defaults finish in about 15 s on a 2-CPU machine: every pass re-faults
 # the purged pages (untimed, but ~5 ms per MiB on the 6.18 test VM), which
 # is what bounds the region size.
 set -eu
+
+usage() {
+	cat <<EOF
+usage: $0 [BUILD_DIR] [purge-bench options...]
+Run the README's sweep: BUILD_DIR/tools/purge-bench over vlen 1..1024 on
+64 MiB purged in scattered 4 KiB pieces, with a second thread, --repeat 5
+and --suggest.  Prints the table; writes RESULTS_DIR/sweep.csv, sweep.json
+and, with gnuplot, sweep.svg.
+  BUILD_DIR   meson build directory (default: build)
+  options     passed on after the defaults, so they win, e.g.
+              $0 build --size 256M --repeat 9
+              (BUILD_DIR/tools/purge-bench --help lists them)
+  -h, --help  this text
+Environment: RESULTS_DIR, where the files go (default: results).
+Exit status: purge-bench's; 1 when it is not built.
+EOF
+}
+# --help anywhere is ours, not purge-bench's: nothing runs.
+for arg; do
+	case $arg in
+	-h | --help) usage; exit 0 ;;
+	esac
+done
 
 build=build
 case ${1-} in

@@ -278,9 +278,28 @@ struct fake {
 	struct bench_opts o;
 	struct bench_result rows[8];
 	double ns[8][5], refault_ns[5];
-	unsigned later[BENCH_SUGGEST_RUNS - 1]; /* what --suggest's reruns pick */
+	/* --suggest's reruns: purge-default rows only, as bench_sweep leaves them */
+	struct bench_result later_rows[BENCH_SUGGEST_RUNS - 1][2];
+	struct bench_results later[BENCH_SUGGEST_RUNS - 1];
 	struct bench_report r;
 };
+
+/* Rerun i measured purge-default at one vlen only (none of the sweep's). */
+static void fake_rerun_one(struct fake *f, unsigned i, unsigned vlen, double median)
+{
+	f->later_rows[i][0] = (struct bench_result){.kind = ROW_DEFAULT, .vlen = vlen};
+	f->later_rows[i][0].time.median = median;
+	f->later[i] = (struct bench_results){.rows = f->later_rows[i], .nrows = 1, .repeat = 5};
+}
+
+/* Rerun i measured purge-default medians m1 at vlen 1 and m64 at vlen 64. */
+static void fake_rerun(struct fake *f, unsigned i, double m1, double m64)
+{
+	fake_rerun_one(f, i, 1, m1);
+	f->later_rows[i][1] = (struct bench_result){.kind = ROW_DEFAULT, .vlen = 64};
+	f->later_rows[i][1].time.median = m64;
+	f->later[i].nrows = 2;
+}
 
 static const double base[8] = {1e6, 1e5, 1e6, 1e6, 1e6, 2e5, 2.02e5, 2.01e5};
 
@@ -306,8 +325,8 @@ static void fake_init(struct fake *f)
 	for (int i = 0; i < 3; i++)
 		f->r.m.load_start[i] = f->r.m.load_end[i] = 0.1;
 	f->r.npieces = 100;
-	for (unsigned i = 0; i < BENCH_SUGGEST_RUNS - 1; i++)
-		f->later[i] = 2u << (2 * i); /* 2, 8, 32: none agrees with 64 */
+	for (unsigned i = 0; i < BENCH_SUGGEST_RUNS - 1; i++) /* 2, 8, 32: none agrees with 64 */
+		fake_rerun_one(f, i, 2u << (2 * i), 1e5);
 }
 
 /* Summaries, --suggest's picks and the warnings, as purge-bench makes them. */
@@ -315,11 +334,10 @@ static struct bench_report *fake_done(struct fake *f, unsigned npicks)
 {
 	for (int i = 0; i < 8; i++)
 		f->rows[i].time = bench_summarize(f->ns[i], 5);
-	f->r.picks[0] = bench_pick(&f->r.res);
+	f->r.npicks = f->r.nwarn = 0;
+	bench_add_run(&f->r, &f->r.res);
 	for (unsigned i = 1; i < npicks; i++)
-		f->r.picks[i] = f->later[i - 1];
-	f->r.npicks = npicks;
-	f->r.suggest = bench_settle(f->r.picks, npicks);
+		bench_add_run(&f->r, &f->later[i - 1]);
 	bench_check_noise(&f->r);
 	return &f->r;
 }
@@ -398,7 +416,7 @@ Test(noise, unstable_suggest)
 	cr_expect_eq(fake_done(&f, 4)->suggest, 0);
 	cr_expect_eq(count_warnings(&f.r, "no two of 4 runs"), 1);
 	fake_init(&f);
-	f.later[0] = 64;
+	fake_rerun(&f, 0, 1e6, 2e5);
 	cr_expect_eq(fake_done(&f, 2)->suggest, 64);
 	cr_expect_eq(f.r.nwarn, 0, "two runs agreed: %s", f.r.warn[0]);
 	fake_init(&f);
@@ -457,7 +475,9 @@ Test(output, json_versioned_with_samples)
 	cr_expect(strstr(js, "\"noisy\": true"), "%s", js);
 	cr_expect(strstr(js, "\"loadavg_start\": [0.10, 0.10, 0.10]"), "%s", js);
 	cr_expect(strstr(js, "\"suggest\": {\"PURGE_BATCH\": null, \"tolerance\": 0.05, "
-	                     "\"runs\": [64, 2, 8, 32]}"),
+	                     "\"runs\": [64, 2, 8, 32], \"agrees_with_table\": null,\n    "
+	                     "\"medians_ns\": [[1000000, 100000], [null, null], [null, null], "
+	                     "[null, null]]}"),
 	          "%s", js);
 	cr_expect(strstr(js, "\"warnings\": [\n    \"1 of 8 rows"), "%s", js);
 	cr_expect(strstr(js, "\",\n    \"--suggest: no two of 4 runs"), "%s", js);
@@ -479,5 +499,83 @@ Test(output, table_flags_noise)
 	cr_expect(strstr(t, "\nsuggest: none stable"), "%s", t);
 	cr_expect(strstr(t, "\nwarning: load average 1.50"), "%s", t);
 	cr_expect(strstr(t, "\nwarning: 1 of 8 rows"), "%s", t);
+	free(t);
+}
+
+/* Each run's purge-default medians, by the sweep's vlens, and its pick. */
+Test(suggest, runs_recorded)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_rerun(&f, 0, 1.5e5, 2.2e5); /* picks 1 */
+	fake_rerun(&f, 1, 3e5, 2.1e5);   /* picks 64: agrees with the table's run */
+	fake_done(&f, 3);
+	cr_expect_eq(f.r.npicks, 3);
+	cr_expect(f.r.picks[0] == 64 && f.r.picks[1] == 1 && f.r.picks[2] == 64);
+	cr_expect_eq(f.r.suggest, 64);
+	cr_expect_float_eq(f.r.medians[0][0], 1e6, 1e-6, "run 1 is the table's sweep");
+	cr_expect_float_eq(f.r.medians[0][1], 2.01e5, 1e-6);
+	cr_expect_float_eq(f.r.medians[1][0], 1.5e5, 1e-6);
+	cr_expect_float_eq(f.r.medians[2][1], 2.1e5, 1e-6);
+	fake_init(&f);
+	fake_done(&f, 2);
+	cr_expect(f.r.medians[1][0] < 0 && f.r.medians[1][1] < 0, "vlens a rerun lacks: unknown");
+	fake_init(&f);
+	for (unsigned i = 0; i < BENCH_SUGGEST_RUNS - 1; i++)
+		fake_rerun(&f, i, 1e5, 2e5);
+	fake_done(&f, BENCH_SUGGEST_RUNS);
+	bench_add_run(&f.r, &f.later[0]);
+	cr_expect_eq(f.r.npicks, BENCH_SUGGEST_RUNS, "no room past the last run");
+}
+
+/* The agreement rule: a suggestion agrees with the table when, in the run
+ * the table shows, its median is within the tolerance of that run's best. */
+Test(suggest, agrees_with_table)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_rerun(&f, 0, 2e5, 2.05e5); /* both within 5%: picks 1 */
+	cr_expect_eq(fake_done(&f, 2)->suggest, 0, "64 then 1: no two agree yet");
+	cr_expect(bench_table_agrees(&f.r), "no suggestion: nothing to disagree with");
+
+	/* The report's case: the table's run picks 64, the reruns agree on 1,
+	 * which took 5x the best in the table. */
+	fake_init(&f);
+	fake_rerun(&f, 0, 1.9e5, 2e5);
+	fake_rerun(&f, 1, 1.8e5, 2e5);
+	cr_expect_eq(fake_done(&f, 3)->suggest, 1);
+	cr_expect(!bench_table_agrees(&f.r));
+	cr_expect_eq(count_warnings(&f.r, "--suggest: PURGE_BATCH=1 is not what the table shows"),
+	             1, "first: %s", f.r.warn[0]);
+	cr_expect_eq(count_warnings(&f.r, "it took 1.000 ms against the best, 0.201 ms at vlen 64"),
+	             1, "%s", f.r.warn[0]);
+
+	/* Within the tolerance in the table's run: agrees, no warning. */
+	fake_init(&f);
+	for (int j = 0; j < 5; j++)
+		f.ns[4][j] = 2.1e5; /* vlen 1 within 5% of 2.01e5 at 64 */
+	fake_rerun(&f, 0, 1e5, 2e5);
+	cr_expect_eq(fake_done(&f, 2)->suggest, 1);
+	cr_expect(bench_table_agrees(&f.r));
+	cr_expect_eq(f.r.nwarn, 0, "first: %s", f.r.warn[0]);
+}
+
+/* The suggestion says how weak two agreeing runs are, and shows the
+ * medians it came from, run by run, beside the table's. */
+Test(output, table_shows_suggest_medians)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_rerun(&f, 0, 1.9e5, 2e5);
+	fake_rerun(&f, 1, 1.8e5, 2e5);
+	char *t = print(bench_print_table, fake_done(&f, 3));
+	cr_expect(strstr(t, "\nsuggest: PURGE_BATCH=1 (runs picked 64, 1, 1: two of 3 agree)\n"),
+	          "%s", t);
+	cr_expect(strstr(t, "weak evidence"), "the caveat:\n%s", t);
+	cr_expect(strstr(t, "purge-default median_ms by run"), "%s", t);
+	cr_expect(strstr(t, "\n      1     1.000      0.190*     0.180*\n"), "%s", t);
+	cr_expect(strstr(t, "\n     64     0.201*     0.200      0.200 \n"), "%s", t);
+	cr_expect(strstr(t, "\nwarning: --suggest: PURGE_BATCH=1 is not what the table shows"),
+	          "%s", t);
 	free(t);
 }

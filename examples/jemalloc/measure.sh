@@ -21,15 +21,36 @@
 # (in-kernel counters, no slowdown); without perf, a second pass under
 # strace -c -f with a fixed number of chunks gives the syscall counts.
 #
-# usage: measure.sh -w EBIZZY_LITE -s LIBPURGE_JEMALLOC [-j LIBJEMALLOC]
-#                   [-r reps] [-d seconds] [-o outdir] [-m SIZE,...]
-#                   [-c 'NAME VAR=VALUE...']... [-k 'CONFIG...']
-#                   [-x "workload args"]...
+# usage: see usage() below (measure.sh -h or --help).
 # Each -x adds a scenario (default: the brief's shape, then a varying one).
 # Scenario arguments and configuration environments are word lists, split
 # on purpose:
 # shellcheck disable=SC2086,SC2046
 set -u
+
+usage() {
+	cat <<EOF
+usage: $0 -w WORKLOAD -s SHIM [-j LIBJEMALLOC] [-r reps]
+       [-d seconds] [-o outdir] [-m SIZE,...] [-c 'NAME VAR=VALUE...']...
+       [-k 'CONFIG...'] [-x 'workload args']...
+Run jemalloc with and without libpurge_jemalloc.so on a workload
+(ebizzy-lite or churn), configurations interleaved, and report medians.
+  -w WORKLOAD   the workload program (build/examples/jemalloc/ebizzy-lite)
+  -s SHIM       libpurge_jemalloc.so
+  -j LIBJEMALLOC libjemalloc.so.2 (default: found with ldconfig)
+  -r reps       repetitions of every configuration (default $reps)
+  -d seconds    length of one run (default $secs)
+  -o outdir     raw runs and report.txt (default: a new /tmp/purge-measure.*)
+  -m SIZE,...   add shim@SIZE: PURGE_JEMALLOC_MAX_BYTES=SIZE
+  -c 'NAME VAR=VALUE...'  add configuration NAME: the shim with those variables
+  -k 'CONFIG...'  run only these (nopurge and immediate are always kept)
+  -x 'args'     add a scenario: arguments for the workload (default:
+                '-s 5M', then '-s 5M -l 4 -j 50')
+  -h, --help    this text
+Configurations: nopurge, immediate, default, shim, shim-loop (see the top
+of this script).  Exit status: 0, or 1 for bad arguments.
+EOF
+}
 
 work=""
 shim=""
@@ -42,7 +63,9 @@ sizes=""
 extra=""
 keep=""
 
-while getopts "w:s:j:r:d:o:x:m:c:k:" opt; do
+# getopts cannot take a long option: --help is looked for first.
+case ${1-} in --help) usage; exit 0 ;; esac
+while getopts "w:s:j:r:d:o:x:m:c:k:h" opt; do
 	case $opt in
 	w) work=$OPTARG ;;
 	s) shim=$OPTARG ;;
@@ -54,10 +77,8 @@ while getopts "w:s:j:r:d:o:x:m:c:k:" opt; do
 	m) sizes=$(echo "$OPTARG" | tr ',' ' ') ;;
 	c) extra="$extra|$OPTARG" ;;
 	k) keep=$OPTARG ;;
-	*) echo "usage: $0 -w ebizzy-lite -s libpurge_jemalloc.so [-j libjemalloc.so.2]" \
-		"[-r reps] [-d seconds] [-o outdir] [-m SIZE,...] [-c 'NAME VAR=VALUE...']..." \
-		"[-k 'CONFIG...'] [-x 'workload args']..." >&2
-	   exit 1 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 1 ;;
 	esac
 done
 if [ ! -x "$work" ] || [ ! -r "$shim" ]; then
