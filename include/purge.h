@@ -100,6 +100,7 @@ extern "C" {
 #define PURGE_LOCKED      (1u << 2) /* internal lock: calls from many threads are safe */
 #define PURGE_INCREMENTAL (1u << 3) /* automatic flushes settle the oldest ranges only */
 #define PURGE_AGES        (1u << 4) /* keep every range's enqueue time from the start */
+#define PURGE_HUGE        (1u << 5) /* plan around huge-page frames: see "Huge pages" */
 
 /* Ages.  Keeping a range's enqueue time costs a clock read per enqueue
  * (CLOCK_MONOTONIC_COARSE, a few ns).  A queue keeps them when it has a
@@ -201,15 +202,21 @@ struct purge_stats {
 	uint64_t call_max_ns;  /* the longest single system call */
 	uint64_t call_iovecs;  /* iovecs over all process_madvise calls */
 	uint64_t calls_by_iovecs[PURGE_STATS_IOV_BUCKETS];
-	int advice;            /* the advice in effect (MADV_DONTNEED when MADV_FREE was
-	                          asked for on a kernel without it) */
-	int backend;           /* PURGE_BACKEND_* this queue's next flush uses */
-	int zeroed;            /* 1: purged private anonymous pages read back as zero
-	                          (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
-	                          written (MADV_FREE) or kept (COLD, PAGEOUT) */
-	unsigned env_ignored;  /* PURGE_ENV_* knobs that were set but invalid */
-	uint64_t reserved[16]; /* zero */
+	int advice;           /* the advice in effect (MADV_DONTNEED when MADV_FREE was
+	                         asked for on a kernel without it) */
+	int backend;          /* PURGE_BACKEND_* this queue's next flush uses */
+	int zeroed;           /* 1: purged private anonymous pages read back as zero
+	                         (MADV_DONTNEED[_LOCKED]); 0: contents undefined until
+	                         written (MADV_FREE) or kept (COLD, PAGEOUT) */
+	unsigned env_ignored; /* PURGE_ENV_* knobs that were set but invalid */
+	/* PURGE_HUGE (2.1): */
+	uint64_t frames_whole; /* huge-page frames a flush gave the kernel whole */
+	uint64_t frames_split; /* purges of part of a huge-backed frame (it is split) */
+	uint64_t held_ranges;  /* pending ranges held for their frame, now */
+	uint64_t held_bytes;
+	uint64_t reserved[12]; /* zero */
 };
+#define PURGE_STATS_FRAMES 1 /* struct purge_stats has the four fields above */
 
 /* MAJOR * 10000 + MINOR * 100 + PATCH of the library that runs. */
 int purge_version(void);

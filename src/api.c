@@ -163,6 +163,8 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 	int now = purge__path(q, false);
 	out->backend = now > 0 ? now : q->backend;
 	out->zeroed = q->set.advice->zeroes;
+	out->held_ranges = q->s.nheld;
+	out->held_bytes = q->s.held_bytes;
 	out->env_ignored = q->set.env_ignored;
 	purge__unlock(q);
 }

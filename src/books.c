@@ -93,3 +93,16 @@ void purge__books_merged(purge_queue *q, size_t joins)
 {
 	q->st.merged_ranges += joins;
 }
+
+/* Each part a flush settles is booked as one range done: the pieces it
+ * came from count as that many, less those gone, plus those split off. */
+void purge__books_parts(purge_queue *q, size_t parts, uint32_t gone, uint32_t split)
+{
+	q->st.pending_ranges += parts + split - gone;
+}
+
+void purge__books_frames(purge_queue *q, uint64_t whole, uint64_t split)
+{
+	q->st.frames_whole += whole;
+	q->st.frames_split += split;
+}

@@ -106,8 +106,8 @@ static bool config_reserved_zero(const struct purge_config *c)
 
 static int config_check(const struct purge_config *c)
 {
-	const unsigned flags =
-	    PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL | PURGE_AGES;
+	const unsigned flags = PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL |
+	                       PURGE_AGES | PURGE_HUGE;
 
 	if (c->advice != 0 && !purge__advice_find(c->advice))
 		return -EINVAL;
@@ -116,6 +116,9 @@ static int config_check(const struct purge_config *c)
 	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
 		return -EINVAL;
 	if ((c->flags & ~flags) || !config_reserved_zero(c))
+		return -EINVAL;
+	/* a whole frame must reach the kernel as one range */
+	if ((c->flags & PURGE_HUGE) && (c->flags & PURGE_NO_COALESCE))
 		return -EINVAL;
 	return 0;
 }

@@ -30,17 +30,20 @@ struct drain_plan {
 	unsigned over;      /* rounds go on while a threshold of these is crossed */
 	uint64_t now;       /* coarse, for the age threshold */
 	uint32_t room;      /* rounds go on while fewer pieces are free */
+	bool holds;         /* PURGE_HUGE: parts of huge frames wait (frames.c) */
 };
 
-/* Thresholds crossed now (now: coarse clock, as the stamps). */
+/* Thresholds crossed now (now: coarse clock, as the stamps).  What a frame
+ * plan holds does not count: it would only make empty flushes. */
 static unsigned drain_over(const purge_queue *q, uint64_t now)
 {
 	unsigned c = 0;
 	uint64_t oldest;
 
-	if (purge__store_live(&q->s) >= q->set.capacity)
+	if (purge__store_live(&q->s) - q->s.nheld >= q->set.capacity)
 		c |= OVER_COUNT;
-	if (q->set.max_pending_bytes && q->st.pending_bytes > q->set.max_pending_bytes)
+	if (q->set.max_pending_bytes &&
+	    q->st.pending_bytes - q->s.held_bytes > q->set.max_pending_bytes)
 		c |= OVER_BYTES;
 	if (q->set.max_delay_ns && (oldest = purge__store_oldest(&q->s)) &&
 	    now - oldest >= q->set.max_delay_ns)
@@ -48,11 +51,29 @@ static unsigned drain_over(const purge_queue *q, uint64_t now)
 	return c;
 }
 
+/* Held pieces past their hold (max_delay_ns) are due again. */
+static uint64_t drain_due(const purge_queue *q, uint64_t now)
+{
+	return q->set.max_delay_ns && now > q->set.max_delay_ns ? now - q->set.max_delay_ns : 0;
+}
+
+/* Has a frame plan anything left to look at? */
+static bool drain_candidates(const purge_queue *q, uint64_t now)
+{
+	uint64_t due = drain_due(q, now), oldest = purge__store_oldest(&q->s);
+
+	return q->s.fresh != PURGE_STORE_NONE || !q->s.linked || (due && oldest && oldest <= due);
+}
+
 /* Another round of the same flush? */
 static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 {
 	if (purge__store_live(&q->s) == 0)
 		return false;
+	if (p->holds && !drain_candidates(q, p->now))
+		return false;
+	if (p->holds && p->take == TAKE_ALL)
+		return true;
 	switch (p->take) {
 	case TAKE_OVL:
 		return q->s.novl > 0;
@@ -67,10 +88,34 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 	}
 }
 
-static void drain_take(purge_queue *q, const struct drain_plan *p, struct purge__take *t)
+/* A round of the frame plan; one that can take nothing though pieces
+ * wait (a frame's parts fill the selection, or splits lack room) takes
+ * the oldest instead, so that every round settles something. */
+static bool drain_take_frames(purge_queue *q, const struct drain_plan *p, uint64_t over,
+                              struct purge__take *t)
+{
+	const struct purge__frames_plan fp = {
+	    .max_pieces = p->take == TAKE_ALL ? SIZE_MAX : p->per_round,
+	    .max_bytes = p->keep ? over : UINT64_MAX,
+	    .old_until = drain_due(q, p->now),
+	};
+	uint32_t fresh = q->s.linked ? q->s.fresh : q->s.head;
+
+	purge__frames_take(q, &fp, t);
+	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh &&
+	    fresh != PURGE_STORE_NONE)
+		purge__store_take_oldest(&q->s, q->set.batch, UINT64_MAX, over, true, t);
+	/* a round that held all it saw made progress too */
+	return t->n || q->s.fresh != fresh;
+}
+
+/* One round's take; false when it made no progress. */
+static bool drain_take(purge_queue *q, const struct drain_plan *p, struct purge__take *t)
 {
 	uint64_t over = q->st.pending_bytes > p->keep ? q->st.pending_bytes - p->keep : 0;
 
+	if (p->holds)
+		return drain_take_frames(q, p, over, t);
 	if (p->take == TAKE_ALL)
 		purge__store_take_all(&q->s, t);
 	else if (p->take == TAKE_OVL)
@@ -78,6 +123,7 @@ static void drain_take(purge_queue *q, const struct drain_plan *p, struct purge_
 	else
 		purge__store_take_oldest(&q->s, p->per_round, p->max_stamp, over,
 		                         !(q->set.flags & PURGE_NO_COALESCE), t);
+	return t->n != 0;
 }
 
 /* After sorting: ranges that overlap an earlier one (bytes enqueued again
@@ -123,6 +169,8 @@ static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 		purge__sort_iov(t->v, t->tmp, t->n);
 		drain_overlaps_last(t->v, t->tmp, t->n);
 	}
+	if (q->frame && !t->sorted) /* a frame plan counts its own */
+		purge__frames_tally(q, t->v, t->n);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
 	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);
 	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);
@@ -139,10 +187,11 @@ static int drain_settle(purge_queue *q, const struct drain_plan *p)
 		return 0;
 	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, p->automatic);
-	do {
-		drain_take(q, p, &t);
+	for (bool progress = true; progress;) {
+		progress = drain_take(q, p, &t);
 		reports += t.n ? drain_round(q, &t) : 0;
-	} while (t.n && drain_more(q, p));
+		progress = progress && drain_more(q, p);
+	}
 	purge__books_flush_end(q, t0);
 	q->busy = false;
 	return reports > INT_MAX ? INT_MAX : (int)reports;
@@ -177,7 +226,10 @@ int purge__drain_to(purge_queue *q, size_t keep_bytes)
 	const struct drain_plan p = {.take = TAKE_OLDEST,
 	                             .per_round = SIZE_MAX,
 	                             .max_stamp = UINT64_MAX,
-	                             .keep = keep_bytes};
+	                             .keep = keep_bytes,
+	                             .now =
+	                                 q->frame && q->set.max_delay_ns ? purge__now(q, true) : 0,
+	                             .holds = q->frame != 0};
 
 	if (q->st.pending_bytes <= keep_bytes)
 		return 0;
@@ -207,13 +259,15 @@ static void drain_room(purge_queue *q, uint32_t need)
  * `batch` while any threshold of c is still crossed. */
 static void drain_auto(purge_queue *q, unsigned c, uint64_t now)
 {
-	const struct drain_plan all = {.automatic = true, .take = TAKE_ALL};
+	const struct drain_plan all = {
+	    .automatic = true, .take = TAKE_ALL, .now = now, .holds = q->frame != 0};
 	const struct drain_plan rounds = {.automatic = true,
 	                                  .take = TAKE_OLDEST,
 	                                  .per_round = q->set.batch,
 	                                  .max_stamp = UINT64_MAX,
 	                                  .over = c,
-	                                  .now = now};
+	                                  .now = now,
+	                                  .holds = q->frame != 0};
 
 	drain_settle(q, (q->set.flags & PURGE_INCREMENTAL) ? &rounds : &all);
 }

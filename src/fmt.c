@@ -33,7 +33,8 @@ static const struct {
     FMT_U64(fallbacks),       FMT_U64(purged_bytes),   FMT_U64(failed_ranges),
     FMT_U64(failed_bytes),    FMT_U64(pending_ranges), FMT_U64(pending_bytes),
     FMT_U64(flush_ns),        FMT_U64(flush_max_ns),   FMT_U64(call_max_ns),
-    FMT_U64(call_iovecs),
+    FMT_U64(call_iovecs),     FMT_U64(frames_whole),   FMT_U64(frames_split),
+    FMT_U64(held_ranges),     FMT_U64(held_bytes),
 };
 
 static const char *const fmt_bucket_names[PURGE_STATS_IOV_BUCKETS] = {

@@ -81,6 +81,13 @@ struct purge__backend {
 	uint64_t (*now)(void *ctx, bool coarse);
 	/* the page size, read once when a queue is set up */
 	size_t (*page_size)(void *ctx);
+	/* the huge-page frame (PMD) size, read once for a PURGE_HUGE queue */
+	size_t (*frame_size)(void *ctx);
+	/* the parts of [lo, hi) that huge pages back, in address order, at most
+	 * max of them; *done: where the answer ends (hi when it covers all).
+	 * Returns the count, or a negative errno when the kernel cannot tell. */
+	ssize_t (*huge_spans)(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
+	                      uintptr_t *done);
 	void *ctx;
 };
 
@@ -125,6 +132,7 @@ struct purge_queue {
 	struct purge__settings set;
 	const struct purge__backend *be;
 	size_t page;
+	size_t frame;   /* PURGE_HUGE: the huge-page frame size; 0 otherwise */
 	size_t map_len; /* storage from mmap (purge_queue_create) */
 	struct purge__store s;
 	struct purge_stats st;      /* the books: written by books.c alone */
@@ -187,6 +195,17 @@ int purge__drain_older(purge_queue *q, uint64_t age_ns);
 int purge__drain_to(purge_queue *q, size_t keep_bytes);
 uint64_t purge__drain_oldest(purge_queue *q);
 
+/* frames.c: with PURGE_HUGE, what a holding flush takes, one round. */
+struct purge__frames_plan {
+	size_t max_pieces;  /* pieces a round looks at, at most */
+	uint64_t max_bytes; /* about as many bytes as a round looks at */
+	uint64_t old_until; /* held pieces stamped no later than this are due (0: none) */
+};
+void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t);
+/* The frames a sorted selection purges whole, and the huge-backed ones it
+ * purges in part, into the stats. */
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n);
+
 /* flush.c: settle sel[0..n) (sorted, overlaps last; or as taken with
  * PURGE_NO_COALESCE): batching, coalescing, error attribution.  Talks to
  * the kernel through q->be only. */
@@ -206,6 +225,10 @@ void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns);
 void purge__books_short(purge_queue *q);
 void purge__books_fallback(purge_queue *q);
 void purge__books_merged(purge_queue *q, size_t joins);
+/* a removal for a flush made `parts` ranges of the flush out of pieces it
+ * removed (`gone`) or split (`split`) */
+void purge__books_parts(purge_queue *q, size_t parts, uint32_t gone, uint32_t split);
+void purge__books_frames(purge_queue *q, uint64_t whole, uint64_t split);
 
 /* sys.c */
 int purge__probe(int advice);

@@ -147,6 +147,11 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 	q->set = set;
 	q->be = be;
 	q->page = page;
+	if (set.flags & PURGE_HUGE) {
+		q->frame = be->frame_size(be->ctx);
+		if (q->frame < page || (q->frame & (q->frame - 1)))
+			return -EINVAL;
+	}
 	setup_arrays(q, &l);
 	ret = setup_advice(q);
 	if (!ret)

@@ -21,7 +21,10 @@
 #define NONE PURGE_STORE_NONE
 
 enum { STORE_TAIL, STORE_INDEX, STORE_OVL };
-#define STORE_TAKEN (1u << 31) /* in info: chosen by a take by address */
+#define STORE_TAKEN  (1u << 31) /* in info: chosen by a take by address */
+#define STORE_HELD   (1u << 30) /* in info: held for its huge-page frame (frames.c) */
+#define STORE_MARKS  (STORE_TAKEN | STORE_HELD | PURGE_STORE_CAND)
+#define STORE_POS(i) (((i) & ~STORE_MARKS) >> 2) /* place in ovl[] */
 
 static uintptr_t store_start(const struct purge__store *s, uint32_t id)
 {
@@ -43,9 +46,23 @@ static uint32_t store_where(const struct purge__store *s, uint32_t id)
 	return s->info[id] & 3u;
 }
 
+/* The place of a linked piece; its marks stay. */
 static void store_put_where(struct purge__store *s, uint32_t id, uint32_t w, uint32_t pos)
 {
-	s->info[id] = w | pos << 2;
+	s->info[id] = (s->info[id] & STORE_MARKS) | w | pos << 2;
+}
+
+static bool store_held(const struct purge__store *s, uint32_t id)
+{
+	return s->linked && (s->info[id] & STORE_HELD);
+}
+
+/* New bounds for a pending piece: held bytes follow. */
+static void store_trim(struct purge__store *s, uint32_t id, uintptr_t start, uintptr_t end)
+{
+	if (store_held(s, id))
+		s->held_bytes = s->held_bytes - s->rng[id].iov_len + (end - start);
+	store_set(s, id, start, end);
 }
 
 static void store_reset(struct purge__store *s)
@@ -54,8 +71,10 @@ static void store_reset(struct purge__store *s)
 	s->bump = s->head = 0;
 	s->tail = s->free = NONE;
 	s->live = s->nfresh = 0;
-	s->unsynced = NONE;
+	s->unsynced = s->fresh = NONE;
 	s->nunsynced = 0;
+	s->nheld = 0;
+	s->held_bytes = 0;
 	s->novl = 0;
 	purge__idx_clear(&s->idx);
 	s->lo = UINTPTR_MAX;
@@ -119,6 +138,13 @@ static void store_unlink(struct purge__store *s, uint32_t id)
 {
 	struct purge__link l = s->link[id];
 
+	if (store_held(s, id)) {
+		s->nheld--;
+		s->held_bytes -= s->rng[id].iov_len;
+	}
+	s->info[id] &= ~STORE_MARKS; /* a free slot is no candidate of a plan */
+	if (s->fresh == id)
+		s->fresh = l.next;
 	if (l.prev == NONE)
 		s->head = l.next;
 	else
@@ -143,7 +169,7 @@ static void store_link_all(struct purge__store *s)
 		s->link[id] = (struct purge__link){prev, NONE};
 		if (prev != NONE)
 			s->link[prev].next = id;
-		store_put_where(s, id, STORE_TAIL, 0);
+		s->info[id] = STORE_TAIL;
 	}
 	s->tail = prev;
 	s->free = NONE;
@@ -152,7 +178,7 @@ static void store_link_all(struct purge__store *s)
 		s->free = id;
 	}
 	s->nfresh = s->npieces - s->bump;
-	s->unsynced = s->live ? s->head : NONE;
+	s->unsynced = s->fresh = s->live ? s->head : NONE;
 	s->nunsynced = s->live;
 	s->linked = true;
 }
@@ -179,9 +205,11 @@ void purge__store_add_slow(struct purge__store *s, uintptr_t start, uintptr_t en
 	if (s->linked) {
 		id = store_alloc(s);
 		store_link_after(s, id, s->tail);
-		store_put_where(s, id, STORE_TAIL, 0);
+		s->info[id] = STORE_TAIL;
 		if (s->unsynced == NONE)
 			s->unsynced = id;
+		if (s->fresh == NONE)
+			s->fresh = id;
 		s->nunsynced++;
 	} else {
 		if (s->bump == s->npieces)
@@ -230,7 +258,7 @@ static void store_ovl_add(struct purge__store *s, uint32_t id)
 
 static void store_ovl_del(struct purge__store *s, uint32_t id)
 {
-	uint32_t pos = s->info[id] >> 2, last = s->ovl[--s->novl];
+	uint32_t pos = STORE_POS(s->info[id]), last = s->ovl[--s->novl];
 
 	s->ovl[pos] = last;
 	store_put_where(s, last, STORE_OVL, pos);
@@ -330,14 +358,27 @@ static void store_detach(struct purge__store *s, uint32_t id)
 	store_unlink(s, id);
 }
 
+/* [a, b) of a piece left the store: counted, and kept in the sink if any. */
+static void store_removed(struct purge__cut *out, uintptr_t a, uintptr_t b)
+{
+	out->bytes += b - a;
+	if (out->sink) {
+		assert(out->nsink < out->cap);
+		out->sink[out->nsink++] = (struct iovec){(void *)a, b - a};
+	}
+}
+
 /* [b, end) becomes a piece of its own right after id, with its age; id
  * keeps [start, a). */
 static void store_split(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_t b)
 {
 	uint32_t rid = store_alloc(s);
 
+	s->info[rid] = s->info[id] & STORE_HELD; /* a part of a held piece is held */
 	store_set(s, rid, b, store_end(s, id));
-	store_set(s, id, store_start(s, id), a);
+	s->nheld += store_held(s, rid);
+	s->held_bytes += store_held(s, rid) ? s->rng[rid].iov_len : 0;
+	store_trim(s, id, store_start(s, id), a);
 	if (s->aged)
 		s->stamp[rid] = s->stamp[id];
 	store_link_after(s, rid, id);
@@ -356,7 +397,7 @@ static bool store_cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_
 
 	if (end <= a || start >= b)
 		return false;
-	out->bytes += (end < b ? end : b) - (start > a ? start : a);
+	store_removed(out, start > a ? start : a, end < b ? end : b);
 	if (start >= a && end <= b) {
 		store_detach(s, id);
 		out->gone++;
@@ -366,9 +407,10 @@ static bool store_cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_
 		store_split(s, id, a, b);
 		out->split++;
 	} else if (start < a) {
-		store_set(s, id, start, a);
+		store_trim(s, id, start, a);
 	} else {
-		store_set(s, id, b, end); /* never indexed: store_cancel_index moves indexed keys */
+		store_trim(s, id, b,
+		           end); /* never indexed: store_cancel_index moves indexed keys */
 	}
 	return false;
 }
@@ -378,7 +420,7 @@ static bool store_cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_
 static void store_trim_left(struct purge__store *s, const struct purge__ipos *pos, uint32_t id,
                             uintptr_t b)
 {
-	store_set(s, id, b, store_end(s, id));
+	store_trim(s, id, b, store_end(s, id));
 	if (purge__idx_set_key(&s->idx, pos, b) != 0)
 		store_ovl_add(s, id);
 }
@@ -414,11 +456,11 @@ static void store_cancel_index(struct purge__store *s, uintptr_t a, uintptr_t b,
 		uint32_t id = purge__idx_val(&s->idx, &pos);
 		uintptr_t start = store_start(s, id), end = store_end(s, id);
 		if (end > b) {
-			out->bytes += b - start;
+			store_removed(out, start, b);
 			store_trim_left(s, &pos, id, b);
 			return;
 		}
-		out->bytes += end - start;
+		store_removed(out, start, end);
 		out->gone++;
 		purge__idx_remove_at(&s->idx, &pos);
 		store_unlink(s, id);
@@ -452,6 +494,12 @@ uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t 
                              struct purge__cut *out)
 {
 	*out = (struct purge__cut){0};
+	return purge__store_remove(s, start, end, out);
+}
+
+uint32_t purge__store_remove(struct purge__store *s, uintptr_t start, uintptr_t end,
+                             struct purge__cut *out)
+{
 	if (s->live == 0 || end <= s->lo || start >= s->hi)
 		return 0;
 	store_sync(s);
@@ -465,6 +513,58 @@ uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t 
 	if (s->live == 0)
 		store_reset(s);
 	return 0;
+}
+
+/* ---- what frames.c reads and marks -------------------------------------- */
+
+uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, uint32_t *pieces)
+{
+	struct purge__ipos pos;
+	uint64_t bytes = 0;
+
+	*pieces = s->novl; /* each may overlap [a, b): room for them in a sink */
+	bool ok = purge__idx_find_le(&s->idx, a, &pos) || purge__idx_find_ge(&s->idx, a, &pos);
+	for (; ok && purge__idx_key(&s->idx, &pos) < b; ok = purge__idx_next(&s->idx, &pos)) {
+		uint32_t id = purge__idx_val(&s->idx, &pos);
+		uintptr_t lo = store_start(s, id) > a ? store_start(s, id) : a;
+		uintptr_t hi = store_end(s, id) < b ? store_end(s, id) : b;
+		if (hi > lo) {
+			bytes += hi - lo;
+			++*pieces;
+		}
+	}
+	return bytes;
+}
+
+void purge__store_hold(struct purge__store *s, uint32_t id)
+{
+	if (store_held(s, id))
+		return;
+	s->info[id] |= STORE_HELD;
+	s->nheld++;
+	s->held_bytes += s->rng[id].iov_len;
+}
+
+void purge__store_link(struct purge__store *s)
+{
+	store_sync(s);
+}
+
+void purge__store_hold_in(struct purge__store *s, uintptr_t a, uintptr_t b)
+{
+	struct purge__ipos pos;
+
+	bool ok = purge__idx_find_le(&s->idx, a, &pos) || purge__idx_find_ge(&s->idx, a, &pos);
+	for (; ok && purge__idx_key(&s->idx, &pos) < b; ok = purge__idx_next(&s->idx, &pos)) {
+		uint32_t id = purge__idx_val(&s->idx, &pos);
+		if (store_end(s, id) > a)
+			purge__store_hold(s, id);
+	}
+}
+
+void purge__store_set_fresh(struct purge__store *s, uint32_t id)
+{
+	s->fresh = s->live ? id : NONE;
 }
 
 /* ---- take ---------------------------------------------------------------- */

@@ -58,6 +58,9 @@ struct purge__store {
 	uint32_t nfresh;     /* linked: slots from bump on never used since linking */
 	uint32_t live;       /* pending pieces */
 	uint32_t unsynced, nunsynced; /* linked: first piece not indexed yet, count */
+	uint32_t fresh;               /* linked: first piece no frame plan has seen (a suffix) */
+	uint32_t nheld;               /* pieces a frame plan holds, and their bytes */
+	uint64_t held_bytes;
 	uint32_t novl;
 	bool linked;
 	bool aged;        /* stamps are written */
@@ -112,11 +115,13 @@ void purge__store_age(struct purge__store *s);
  * a store without stamps); 0 when nothing is pending. */
 uint64_t purge__store_oldest(const struct purge__store *s);
 
-/* What a cancel removed. */
+/* What a cancel (or a removal for a flush) removed. */
 struct purge__cut {
-	size_t bytes;   /* pending bytes removed */
-	uint32_t gone;  /* pieces removed */
-	uint32_t split; /* pieces added by splits */
+	size_t bytes;       /* pending bytes removed */
+	uint32_t gone;      /* pieces removed */
+	uint32_t split;     /* pieces added by splits */
+	struct iovec *sink; /* NULL, or where each removed part goes (removals) */
+	size_t nsink, cap;
 };
 
 /* Removes every pending byte of [start, end) and returns 0; or, when its
@@ -125,6 +130,43 @@ struct purge__cut {
  * again). */
 uint32_t purge__store_cancel(struct purge__store *s, uintptr_t start, uintptr_t end,
                              struct purge__cut *out);
+
+/* The same for a flush: the removed parts go to out->sink (room for what
+ * purge__store_cover counts), out's counts add up. */
+uint32_t purge__store_remove(struct purge__store *s, uintptr_t start, uintptr_t end,
+                             struct purge__cut *out);
+
+/*
+ * For the frame plan (frames.c), on a linked, indexed store.  Pieces are
+ * slots of rng; the age list runs head -> next; the pieces no plan has
+ * seen are the list's suffix from `fresh`.
+ */
+#define PURGE_STORE_CAND (1u << 29) /* info mark of frames.c's candidates */
+
+void purge__store_link(struct purge__store *s); /* linked and fully indexed */
+/* Holds the indexed pieces that intersect [a, b). */
+void purge__store_hold_in(struct purge__store *s, uintptr_t a, uintptr_t b);
+/* The pieces from id on (NONE: none) have not been seen by a plan. */
+void purge__store_set_fresh(struct purge__store *s, uint32_t id);
+/* Pending bytes of [a, b), and in *pieces how many parts a removal of it
+ * may put in a sink. */
+uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, uint32_t *pieces);
+void purge__store_hold(struct purge__store *s, uint32_t id);
+
+static inline uint32_t purge__store_next(const struct purge__store *s, uint32_t id)
+{
+	return s->link[id].next;
+}
+
+static inline uintptr_t purge__store_start(const struct purge__store *s, uint32_t id)
+{
+	return (uintptr_t)s->rng[id].iov_base;
+}
+
+static inline uintptr_t purge__store_end(const struct purge__store *s, uint32_t id)
+{
+	return (uintptr_t)s->rng[id].iov_base + s->rng[id].iov_len;
+}
 
 /*
  * Taking pieces out for a flush.  A take hands back an array of iovecs,

@@ -7,7 +7,9 @@
  */
 #include "compat.h"
 
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "internal.h"
@@ -118,6 +120,57 @@ static size_t sys_page_size(void *ctx)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* What a PMD maps: the kernel says (mm/huge_memory.c, hpage_pmd_size);
+ * else one page table's pages of pointer-sized entries (2 MiB with 4 KiB
+ * pages). */
+static size_t sys_frame_size(void *ctx)
+{
+	size_t page = sys_page_size(ctx), frame = page * (page / sizeof(void *));
+	char buf[32];
+	int fd = open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return frame;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		unsigned long long v = strtoull(buf, NULL, 10);
+		if (v >= page && (v & (v - 1)) == 0)
+			frame = (size_t)v;
+	}
+	return frame;
+}
+
+/* One PAGEMAP_SCAN of this process's pagemap, opened for the call: an fd
+ * kept open would name the parent after fork(). */
+static ssize_t sys_huge_spans(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
+                              uintptr_t *done)
+{
+	struct page_region v[32];
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	(void)ctx;
+	if (fd < 0)
+		return -errno;
+	struct pm_scan_arg a = {.size = sizeof(a),
+	                        .start = lo,
+	                        .end = hi,
+	                        .vec = (uintptr_t)v,
+	                        .vec_len = max < 32 ? max : 32,
+	                        .category_anyof_mask = PAGE_IS_HUGE,
+	                        .return_mask = PAGE_IS_HUGE};
+	int n = ioctl(fd, PAGEMAP_SCAN, &a);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (n < 0)
+		return err;
+	for (int i = 0; i < n; i++)
+		out[i] = (struct iovec){(void *)(uintptr_t)v[i].start, v[i].end - v[i].start};
+	*done = a.walk_end ? (uintptr_t)a.walk_end : hi;
+	return n;
+}
+
 const struct purge__backend purge__sys_backend = {
     .pmadv = sys_pmadv,
     .madv = sys_madv,
@@ -125,5 +178,7 @@ const struct purge__backend purge__sys_backend = {
     .demote = sys_demote,
     .now = NULL, /* purge__now() reads the system clocks without a call */
     .page_size = sys_page_size,
+    .frame_size = sys_frame_size,
+    .huge_spans = sys_huge_spans,
     .ctx = NULL,
 };

@@ -7,6 +7,8 @@
 #define PURGE_SYSCALL_H
 
 #include <errno.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -33,6 +35,21 @@
  * PIDFD_SELF_PROCESS (-20000 in 6.15/6.16, -10001 since 6.17), which we never use. */
 #ifndef PIDFD_SELF
 #define PIDFD_SELF (-10000)
+#endif
+
+/* PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h): one ioctl on
+ * /proc/PID/pagemap reports regions of pages by category; PAGE_IS_HUGE is
+ * a page mapped by a huge page (a PMD-mapped THP, or hugetlb). */
+#ifndef PAGEMAP_SCAN
+struct page_region {
+	uint64_t start, end, categories;
+};
+struct pm_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_HUGE (1 << 6)
 #endif
 
 static inline ssize_t purge__sys_process_madvise(const struct iovec *iov, size_t n, int advice)

@@ -26,11 +26,54 @@ static bool bad_iovec(struct fake_kernel *fk, const struct iovec *v)
 	return false;
 }
 
+/* ---- huge-page frames ---------------------------------------------------- */
+
+static uintptr_t frame_base(const struct fake_kernel *fk)
+{
+	return fk->base & ~(fk->frame - 1);
+}
+
+size_t fake_nframes(const struct fake_kernel *fk)
+{
+	return (fk->base + fk->npages * fk->page - frame_base(fk) + fk->frame - 1) / fk->frame;
+}
+
+void fake_set_huge(struct fake_kernel *fk, uintptr_t addr, bool huge)
+{
+	fk->huge[(addr - frame_base(fk)) / fk->frame] = huge;
+}
+
+bool fake_is_huge(const struct fake_kernel *fk, uintptr_t addr)
+{
+	return fk->huge[(addr - frame_base(fk)) / fk->frame];
+}
+
+/* A purge of [a, a+len) in one go: a huge frame it covers is freed whole,
+ * one it covers in part is split (mm/huge_memory.c: the PMD is split, the
+ * huge page put on the deferred-split queue). */
+static void apply_frames(struct fake_kernel *fk, uintptr_t a, size_t len)
+{
+	uintptr_t fb = frame_base(fk);
+
+	for (uintptr_t f = (a - fb) / fk->frame * fk->frame + fb; f < a + len; f += fk->frame) {
+		size_t i = (f - fb) / fk->frame;
+		if (!fk->huge[i])
+			continue;
+		if (a <= f && f + fk->frame <= a + len)
+			fk->whole_frees++;
+		else
+			fk->splits++;
+		fk->huge[i] = 0;
+	}
+}
+
 /* madvise semantics: apply every page that can be, report the first error */
 static int apply(struct fake_kernel *fk, uintptr_t a, size_t len)
 {
 	int err = 0;
 
+	if (len && page_index(fk, a) >= 0 && page_index(fk, a + len - 1) >= 0)
+		apply_frames(fk, a, len);
 	for (size_t off = 0; off < len; off += fk->page) {
 		ssize_t i = page_index(fk, a + off);
 		if (i < 0)
@@ -123,6 +166,40 @@ static size_t fake_page_size(void *ctx)
 	return ((struct fake_kernel *)ctx)->page;
 }
 
+static size_t fake_frame_size(void *ctx)
+{
+	return ((struct fake_kernel *)ctx)->frame;
+}
+
+/* Like PAGEMAP_SCAN with PAGE_IS_HUGE: the huge frames of [lo, hi), merged. */
+static ssize_t fake_huge_spans(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
+                               uintptr_t *done)
+{
+	struct fake_kernel *fk = ctx;
+	uintptr_t fb = frame_base(fk), f = lo < fb ? fb : (lo - fb) / fk->frame * fk->frame + fb;
+	size_t n = 0, nf = fake_nframes(fk);
+
+	fk->scans++;
+	if (fk->spans_err)
+		return fk->spans_err;
+	*done = hi;
+	for (; f < hi && (f - fb) / fk->frame < nf; f += fk->frame) {
+		if (!fk->huge[(f - fb) / fk->frame])
+			continue;
+		uintptr_t s = f > lo ? f : lo, e = f + fk->frame < hi ? f + fk->frame : hi;
+		if (n && (uintptr_t)out[n - 1].iov_base + out[n - 1].iov_len == s) {
+			out[n - 1].iov_len += e - s;
+			continue;
+		}
+		if (n == max) {
+			*done = s;
+			break;
+		}
+		out[n++] = (struct iovec){(void *)s, e - s};
+	}
+	return (ssize_t)n;
+}
+
 void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_t page)
 {
 	*fk = (struct fake_kernel){
@@ -134,9 +211,20 @@ void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_
 	    .path = PURGE_BACKEND_VECTORED,
 	    .truncate = true,
 	    .now = 1000000000, /* 1 s: a stamp of 0 would read as "nothing pending" */
+	    .frame = (size_t)2 << 20,
 	};
-	fk->be = (struct purge__backend){fake_pmadv, fake_madv,      fake_path, fake_demote,
-	                                 fake_now,   fake_page_size, fk};
+	fk->huge = calloc(fake_nframes(fk), 1);
+	fk->be = (struct purge__backend){
+	    .pmadv = fake_pmadv,
+	    .madv = fake_madv,
+	    .path = fake_path,
+	    .demote = fake_demote,
+	    .now = fake_now,
+	    .page_size = fake_page_size,
+	    .frame_size = fake_frame_size,
+	    .huge_spans = fake_huge_spans,
+	    .ctx = fk,
+	};
 }
 
 void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
@@ -144,8 +232,17 @@ void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages)
 	fake_init_page(fk, base, npages, (size_t)sysconf(_SC_PAGESIZE));
 }
 
+/* Frames of `frame` bytes (a power of two, a page multiple), none huge. */
+void fake_set_frame(struct fake_kernel *fk, size_t frame)
+{
+	free(fk->huge);
+	fk->frame = frame;
+	fk->huge = calloc(fake_nframes(fk), 1);
+}
+
 void fake_free(struct fake_kernel *fk)
 {
+	free(fk->huge);
 	free(fk->purged);
 	free(fk->fail);
 }

@@ -34,6 +34,12 @@ struct fake_kernel {
 	unsigned unknown_advice_mask; /* bit n: madvise(NULL, 0, n) is EINVAL */
 	bool truncate;                /* clamp a call at MAX_RW_COUNT like the kernel */
 	bool zero_memory;             /* memset purged pages to 0 (region must be mapped) */
+	/* huge-page frames: a purge of part of a huge frame splits it, of all
+	 * of it frees it; huge_spans answers spans_err when nonzero */
+	size_t frame;
+	uint8_t *huge;
+	int spans_err;
+	unsigned splits, whole_frees, scans;
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions, now_calls;
 	size_t max_vlen, max_call_bytes;
@@ -47,6 +53,10 @@ struct fake_kernel {
 void fake_init(struct fake_kernel *fk, uintptr_t base, size_t npages);
 void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_t page);
 void fake_free(struct fake_kernel *fk);
+void fake_set_frame(struct fake_kernel *fk, size_t frame);
+size_t fake_nframes(const struct fake_kernel *fk);
+void fake_set_huge(struct fake_kernel *fk, uintptr_t addr, bool huge);
+bool fake_is_huge(const struct fake_kernel *fk, uintptr_t addr);
 void fake_fail_page(struct fake_kernel *fk, uintptr_t addr, int err);
 /* How often the page at addr was purged. */
 unsigned fake_purged(const struct fake_kernel *fk, uintptr_t addr);

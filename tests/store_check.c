@@ -35,15 +35,32 @@ static const char *check_piece(const struct purge__store *s, uint32_t id, bool *
 	}
 	if (w == W_INDEX && !indexed_as(s, id))
 		return "a piece marked indexed is not in the index under its start";
-	if (w == W_OVL && (s->info[id] >> 2 >= s->novl || s->ovl[s->info[id] >> 2] != id))
+	uint32_t pos = (s->info[id] & ~(7u << 29)) >> 2;
+	if (w == W_OVL && (pos >= s->novl || s->ovl[pos] != id))
 		return "a piece marked overlapping is not at its place in ovl[]";
+	return NULL;
+}
+
+/* Held pieces (frames.c) are counted right, and none is new (the pieces
+ * from fresh on). */
+static const char *check_held(const struct purge__store *s, uint32_t id, bool *fresh_seen,
+                              uint32_t *nheld, uint64_t *held_bytes)
+{
+	bool held = s->info[id] & (1u << 30);
+
+	*fresh_seen |= id == s->fresh;
+	if (held && *fresh_seen)
+		return "a held piece is among the new ones (after fresh)";
+	*nheld += held;
+	*held_bytes += held ? s->rng[id].iov_len : 0;
 	return NULL;
 }
 
 static const char *check_linked(const struct purge__store *s, uint64_t *bytes)
 {
-	uint32_t n = 0, prev = NONE, counts[3] = {0}, nfree = 0;
-	bool tail_seen = false;
+	uint32_t n = 0, prev = NONE, counts[3] = {0}, nfree = 0, nheld = 0;
+	uint64_t held_bytes = 0;
+	bool tail_seen = false, fresh_seen = false;
 	const char *why;
 	uint8_t *seen = calloc(s->npieces, 1);
 
@@ -53,7 +70,8 @@ static const char *check_linked(const struct purge__store *s, uint64_t *bytes)
 		seen[id] = 1;
 		if (s->link[id].prev != prev)
 			return free(seen), "a prev link is wrong";
-		if ((why = check_piece(s, id, &tail_seen, counts)) != NULL)
+		if ((why = check_piece(s, id, &tail_seen, counts)) != NULL ||
+		    (why = check_held(s, id, &fresh_seen, &nheld, &held_bytes)) != NULL)
 			return free(seen), why;
 		*bytes += s->rng[id].iov_len;
 	}
@@ -65,6 +83,10 @@ static const char *check_linked(const struct purge__store *s, uint64_t *bytes)
 	free(seen);
 	if (n != s->live || prev != s->tail)
 		return "the age list is shorter than live, or tail is wrong";
+	if (nheld != s->nheld || held_bytes != s->held_bytes)
+		return "the held count or bytes differ from the held pieces";
+	if (s->fresh != NONE && !fresh_seen)
+		return "fresh names no pending piece";
 	if (nfree + s->nfresh + s->live != s->npieces)
 		return "free pieces, fresh slots and live pieces do not make the pool";
 	if (counts[W_TAIL] != s->nunsynced || counts[W_INDEX] != s->idx.count ||

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -607,4 +608,111 @@ Test(kernel, large_cancels_take_back_everything_inside)
 	assert_identity(q);
 	purge_queue_destroy(q);
 	munmap(r, span);
+}
+
+/* ---- PURGE_HUGE on real transparent huge pages ---------------------------- */
+
+static unsigned long vmstat(const char *name)
+{
+	char line[128];
+	size_t len = strlen(name);
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ' ')
+			v = strtoul(line + len + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* n huge frames, aligned, written, each checked to be huge-backed by
+ * PAGEMAP_SCAN; skips with the reason when THP cannot give them. */
+static char *huge_frames(size_t n, size_t frame)
+{
+	char *m =
+	    mmap(NULL, (n + 1) * frame, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(m, MAP_FAILED);
+	char *r = (char *)(((uintptr_t)m + frame - 1) & ~(frame - 1));
+	if (madvise(r, n * frame, MADV_HUGEPAGE) != 0)
+		cr_skip_test("MADV_HUGEPAGE refused: no transparent huge pages here");
+	memset(r, 0x5a, n * frame);
+	struct iovec sp[8];
+	uintptr_t done;
+	ssize_t k = purge__sys_backend.huge_spans(NULL, (uintptr_t)r, (uintptr_t)r + n * frame, sp,
+	                                          8, &done);
+	if (k < 0)
+		cr_skip_test("PAGEMAP_SCAN not available (Linux 6.7+): %s", strerror((int)-k));
+	if (k != 1 || sp[0].iov_base != r || sp[0].iov_len != n * frame)
+		cr_skip_test("the kernel gave no huge pages for the whole region (THP %s)",
+		             "never, or memory too fragmented");
+	return r;
+}
+
+Test(kernel, huge_frames_freed_in_pieces_never_split)
+{
+	const size_t frame = purge__sys_backend.frame_size(NULL), n = 8, piece = 128 << 10;
+	char *r = huge_frames(n + 2, frame); /* frames 0 and n + 1: canaries */
+	struct purge_config cfg = {.capacity = 4096,
+	                           .flags = PURGE_HUGE,
+	                           .max_pending_bytes = n * frame / 8,
+	                           .on_failure = record_failure,
+	                           .arg = &fails};
+	purge_queue *q;
+
+	fails.n = 0;
+	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
+	unsigned long splits = vmstat("thp_split_pmd");
+	/* frames 1..n-1 freed whole in pieces, two at a time alternately;
+	 * frame n only in its first half: the other half stays live */
+	for (size_t f = 1; f < n; f += 2)
+		for (size_t off = 0; off < frame; off += piece)
+			for (size_t g = f; g < f + 2 && g < n; g++)
+				cr_assert_eq(purge_enqueue(q, r + g * frame + off, piece), 0);
+	for (size_t off = 0; off < frame / 2; off += piece)
+		cr_assert_eq(purge_enqueue(q, r + n * frame + off, piece), 0);
+	cr_assert_eq(purge_flush_to(q, frame / 2), 0, "every whole frame goes");
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(vmstat("thp_split_pmd") - splits, 0, "no huge page split");
+	cr_assert_eq(st.frames_whole, n - 1);
+	cr_assert_eq(st.frames_split, 0);
+	cr_assert_eq(st.pending_bytes, frame / 2, "the live frame's free half waits");
+	for (size_t f = 1; f < n; f++)
+		cr_assert(page_all(r + f * frame, 0) && page_all(r + f * frame + frame - PAGE, 0));
+	cr_assert(page_all(r + n * frame, 0x5a), "held: not purged");
+	cr_assert(page_all(r + n * frame + frame / 2, 0x5a), "live half intact");
+	cr_assert(page_all(r, 0x5a) && page_all(r + (n + 1) * frame - PAGE, 0x5a), "canaries");
+	cr_assert_eq(purge_flush(q), 0, "purge_flush settles the held half");
+	cr_assert(page_all(r + n * frame, 0));
+	cr_assert(page_all(r + n * frame + frame / 2, 0x5a), "live half intact");
+	cr_assert_eq(vmstat("thp_split_pmd") - splits, 1, "that purge split frame n");
+	cr_assert_eq(stats_of(q).frames_split, 1);
+	cr_assert_eq(fails.n, 0);
+	assert_identity(q);
+	purge_queue_destroy(q);
+}
+
+Test(kernel, huge_held_half_settles_by_age)
+{
+	const size_t frame = purge__sys_backend.frame_size(NULL);
+	char *r = huge_frames(2, frame);
+	struct purge_config cfg = {.capacity = 64,
+	                           .flags = PURGE_HUGE,
+	                           .max_pending_bytes = frame / 8,
+	                           .max_delay_ns = 50000000};
+	purge_queue *q;
+
+	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
+	for (size_t off = 0; off < frame / 2; off += 64 << 10)
+		cr_assert_eq(purge_enqueue(q, r + off, 64 << 10), 0);
+	cr_assert_eq(stats_of(q).purged_bytes, 0, "held");
+	usleep(80000);                                      /* past max_delay_ns */
+	cr_assert_eq(purge_enqueue(q, r + frame, 4096), 0); /* the age threshold */
+	struct purge_stats st = stats_of(q);
+	cr_assert_geq(st.purged_bytes, frame / 2, "settled once max_delay_ns old");
+	cr_assert(page_all(r, 0) && page_all(r + frame / 2, 0x5a));
+	assert_identity(q);
+	purge_queue_destroy(q);
 }

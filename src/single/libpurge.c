@@ -11,6 +11,7 @@
 #include "../config.c"
 #include "../drain.c"
 #include "../flush.c"
+#include "../frames.c"
 #include "../fmt.c"
 #include "../index.c"
 #include "../setup.c"

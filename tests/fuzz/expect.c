@@ -122,6 +122,19 @@ void m_flush_all(struct fz *z)
 		settle_at(z, 0);
 }
 
+static bool huge(const struct fz *z)
+{
+	return z->cfg.flags & PURGE_HUGE;
+}
+
+/* A holding flush may follow: remember what the kernel purged so far. */
+static void watch(struct fz *z)
+{
+	z->observe = true;
+	for (size_t i = 0; i < NP; i++)
+		z->before[i] = z->o->real_kernel ? 0 : z->fk.purged[i];
+}
+
 void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 {
 	struct mrange r = {s, e, z->now, ++z->seq, false};
@@ -136,6 +149,10 @@ void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 		size_t i = fz_pidx(z, a);
 		z->zclean[i] = true;
 		memset(&z->wrote[i * NQ], 0, NQ);
+	}
+	if (huge(z)) {
+		watch(z);
+		return;
 	}
 	unsigned c = over(z);
 	if (!c)
@@ -154,6 +171,10 @@ bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e)
 {
 	size_t flagged = 0, more = 0;
 	bool any = false;
+
+	for (size_t k = 0; huge(z) && k < z->n; k++)
+		if (z->l[k].s < e && s < z->l[k].e)
+			return false; /* which copy a purge settled would be unknown */
 
 	for (size_t k = 0; k < z->n; k++) {
 		bool hit = z->l[k].s < e && s < z->l[k].e;
@@ -246,6 +267,10 @@ void m_flush_to(struct fz *z, uint64_t keep)
 {
 	if (z->pend <= keep)
 		return;
+	if (huge(z)) {
+		watch(z);
+		return;
+	}
 	z->flushes++;
 	settle_oldest(z, SIZE_MAX, UINT64_MAX, z->pend - keep);
 }
@@ -287,7 +312,9 @@ static void fail_bounds(struct fz *z, uint64_t *lo, uint64_t *hi)
 			*lo += bad * z->page;
 			*hi += len;
 		} else if (bad) {
-			*lo += z->cfg.max_call_bytes == 0 ? len : bad * z->page;
+			/* a range cut between calls (max_call_bytes) or at frame
+			 * boundaries (PURGE_HUGE) fails in the parts with such a page */
+			*lo += z->cfg.max_call_bytes == 0 && !huge(z) ? len : bad * z->page;
 			*hi += len;
 		}
 	}
@@ -467,6 +494,7 @@ void m_check(struct fz *z)
 {
 	const char *why = store_check(z->q);
 
+	m_observe(z);
 	CHECK(z, why == NULL, "store: %s", why);
 	note_reports(z);
 	check_books(z);
@@ -477,4 +505,69 @@ void m_check(struct fz *z)
 	CHECK(z, z->fk.violations == 0, "the library sent a bad iovec");
 	z->ndone = z->nexpect = 0;
 	z->nf = 0;
+}
+
+/* ---- PURGE_HUGE: observing a holding flush ------------------------------ */
+
+static bool reported(const struct fz *z, uintptr_t a)
+{
+	for (size_t f = 0; f < z->nf; f++)
+		if (z->f[f].s <= a && a < z->f[f].e)
+			return true;
+	return false;
+}
+
+/* Settled by the call: purged (the fake kernel counted it, or the real
+ * one zeroed its pattern) or reported. */
+static bool settled_now(const struct fz *z, size_t i)
+{
+	if (reported(z, fz_pa(z, i)))
+		return true;
+	if (!z->o->real_kernel)
+		return z->fk.purged[i] > z->before[i];
+	const volatile uint8_t *p = (const uint8_t *)fz_pa(z, i);
+	return p[0] == 0 && p[z->page - 1] == 0;
+}
+
+/* Range k loses its pages settled by the call: the parts left stay
+ * pending, with its age and place; the parts settled are done. */
+static void observe_range(struct fz *z, size_t k, struct mrange *keep, size_t *nkeep)
+{
+	struct mrange r = z->l[k];
+
+	for (uintptr_t a = r.s; a < r.e;) {
+		bool gone = settled_now(z, fz_pidx(z, a));
+		uintptr_t b = a;
+		while (b < r.e && settled_now(z, fz_pidx(z, b)) == gone)
+			b += z->page;
+		struct mrange part = r;
+		part.s = a;
+		part.e = b;
+		if (gone) {
+			CHECK(z, z->ndone < 2 * MAXL, "too many settled");
+			z->done[z->ndone++] = part;
+			z->pend -= b - a;
+		} else {
+			CHECK(z, *nkeep < MAXL, "model list full");
+			keep[(*nkeep)++] = part;
+		}
+		a = b;
+	}
+}
+
+void m_observe(struct fz *z)
+{
+	static struct mrange keep[MAXL];
+	size_t nkeep = 0;
+	struct purge_stats st;
+
+	if (!z->observe)
+		return;
+	z->observe = false;
+	for (size_t k = 0; k < z->n; k++)
+		observe_range(z, k, keep, &nkeep);
+	memcpy(z->l, keep, nkeep * sizeof(keep[0]));
+	z->n = nkeep;
+	purge_get_stats(z->q, &st);
+	z->flushes = st.flushes; /* the plan decides how many it makes */
 }

@@ -50,6 +50,10 @@ struct fz {
 	 * page was enqueued and, since then, nothing wrote to it, no cancel
 	 * that answered 1 touched it and no report named it. */
 	bool zclean[NP];
+	/* PURGE_HUGE: a holding flush settles what its frame plan says; the
+	 * model observes it (pages purged since `before`, or reported) */
+	bool observe;
+	unsigned before[NP];
 	bool wrote[NP * NQ]; /* written since its page was last enqueued */
 	uint64_t zclaims;    /* zero claims read back */
 	unsigned gen;
@@ -87,6 +91,9 @@ void m_zero_claim(struct fz *z, uintptr_t s, uintptr_t e, int ret);
 void m_flush_all(struct fz *z);
 void m_flush_older(struct fz *z, uint64_t age);
 void m_flush_to(struct fz *z, uint64_t keep);
+/* With PURGE_HUGE, after a call the model could not predict: what the
+ * library settled of the pending pages, taken into the model. */
+void m_observe(struct fz *z);
 bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e);
 bool m_cancel_ok(const struct fz *z, uintptr_t s, uintptr_t e);
 uint64_t m_oldest(const struct fz *z);

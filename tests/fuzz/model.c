@@ -302,7 +302,7 @@ static void random_config(struct fz *z)
 	z->cfg = (struct purge_config){
 	    .capacity = caps[rnd(r, 5)],
 	    .batch = rnd(r, 2) ? 1 + rnd(r, 4) : PURGE_BATCH_MAX,
-	    .flags = rnd(r, 16),
+	    .flags = rnd(r, 16) | (rnd(r, 4) ? 0 : PURGE_AGES),
 	    .mode = (int)rnd(r, 3),
 	    .max_pending_bytes = rnd(r, 2) ? 0 : (1 + rnd(r, 16)) * z->page,
 	    .max_delay_ns = rnd(r, 2) ? 0 : (1 + rnd(r, 50)) * 1000000ull,
@@ -312,6 +312,12 @@ static void random_config(struct fz *z)
 	};
 	if (z->cfg.mode == PURGE_MODE_VECTORED && !vec)
 		z->cfg.mode = PURGE_MODE_AUTO;
+	/* huge-page frames (8 pages on the fake kernel), some huge-backed */
+	if (!(z->cfg.flags & PURGE_NO_COALESCE) && !rnd(r, 3))
+		z->cfg.flags |= PURGE_HUGE;
+	for (size_t f = 0; f < fake_nframes(&z->fk); f++)
+		z->fk.huge[f] = !rnd(r, 3) ? 0 : 1;
+	z->fk.spans_err = rnd(r, 8) ? 0 : -ENOTTY;
 }
 
 static void open_queue(struct fz *z)
@@ -391,6 +397,7 @@ static void setup(struct fz *z)
 	z->r = m + z->page;
 	z->now = 1000000000;
 	fake_init(&z->fk, (uintptr_t)z->r, NP);
+	fake_set_frame(&z->fk, 8 * z->page);
 	z->fk.zero_memory = true;
 	z->fk.now = z->now;
 	z->be = z->fk.be;

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The huge-page frame plan (PURGE_HUGE): what an automatic flush, a
+ * PURGE_INCREMENTAL round or purge_flush_to settles, so that no purge
+ * splits a huge page for nothing.  A frame is the aligned span that one
+ * huge page (a PMD) maps.  The part of a pending piece that lies in
+ *  - a frame that is wholly pending is settled with the whole frame, and
+ *    whole frames go to the kernel first;
+ *  - a frame that a huge page backs (or may: the kernel cannot always
+ *    tell) is held: left pending until its frame is whole, until it is
+ *    max_delay_ns old, or until purge_flush();
+ *  - any other frame is settled.
+ * A plan looks at the pieces no plan has seen (the age list's suffix from
+ * `fresh`) and at held pieces past their hold (a prefix of it), oldest
+ * first: its cost follows what is new, not what is held.
+ *
+ * A round works in the store's scratch (npieces + 1 iovecs, S >= 6): its
+ * K = max(S/8, 1) candidates, (start, id) in age order, first; the edge
+ * frames they touch (2K at most), sorted with their decisions, after them,
+ * with as much again to sort them; the selection in the rest (S - 5K):
+ * whole frames from the front, the rest from the back, each run sorted at
+ * the end in the space before it.
+ */
+#include "compat.h"
+
+#include <string.h>
+
+#include "internal.h"
+#include "sort.h"
+
+enum { FRAME_WHOLE = 1, FRAME_HUGE = 2, FRAME_FREE = 3, FRAME_KIND = 3, FRAME_COUNTED = 4 };
+
+struct frames_round {
+	purge_queue *q;
+	struct purge__store *s;
+	uintptr_t fsize;
+	struct purge__kv *cand, *fr;
+	size_t ncand, nfr, first_new; /* cand[first_new..] came from the fresh suffix */
+	struct iovec *sel;            /* [0, cap): whole from the front, rest from the back */
+	size_t cap, nwhole, nrest;
+	uint64_t old_until; /* stamps <= this are past their hold (0: none) */
+	uint64_t frames_whole, frames_split;
+};
+
+static uintptr_t frames_of(const struct frames_round *r, uintptr_t a)
+{
+	return a & ~(r->fsize - 1);
+}
+
+static bool frames_old(const struct frames_round *r, uint32_t id)
+{
+	return r->old_until && r->s->aged && r->s->stamp[id] <= r->old_until;
+}
+
+/* ---- candidates: held pieces past their hold, then what is new --------- */
+
+static bool frames_add(struct frames_round *r, uint32_t id, size_t max)
+{
+	if (r->ncand == max)
+		return false;
+	r->s->info[id] |= PURGE_STORE_CAND;
+	r->cand[r->ncand++] = (struct purge__kv){purge__store_start(r->s, id), id};
+	return true;
+}
+
+/* Up to max candidates (and about max_bytes of them) in age order; the
+ * new fresh is the first new piece not taken. */
+static uint32_t frames_collect(struct frames_round *r, size_t max, uint64_t max_bytes)
+{
+	struct purge__store *s = r->s;
+	uint64_t bytes = 0;
+	uint32_t id = s->head;
+
+	for (; id != s->fresh && id != PURGE_STORE_NONE && frames_old(r, id) && bytes < max_bytes;
+	     id = purge__store_next(s, id))
+		if (frames_add(r, id, max))
+			bytes += s->rng[id].iov_len;
+	r->first_new = r->ncand;
+	for (id = s->fresh; id != PURGE_STORE_NONE && bytes < max_bytes;
+	     id = purge__store_next(s, id)) {
+		if (!frames_add(r, id, max))
+			break;
+		bytes += s->rng[id].iov_len;
+	}
+	return id;
+}
+
+/* ---- decisions per edge frame ------------------------------------------- */
+
+/* The frames a piece covers in part: at most its first and its last. */
+static void frames_edges(struct frames_round *r)
+{
+	for (size_t i = 0; i < r->ncand; i++) {
+		uint32_t id = (uint32_t)r->cand[i].val;
+		uintptr_t a = purge__store_start(r->s, id), b = purge__store_end(r->s, id);
+		uintptr_t f0 = frames_of(r, a), f1 = frames_of(r, b - 1);
+		if (a != f0 || b < f0 + r->fsize)
+			r->fr[r->nfr++] = (struct purge__kv){f0, 0};
+		if (f1 != f0 && b != f1 + r->fsize)
+			r->fr[r->nfr++] = (struct purge__kv){f1, 0};
+	}
+	purge__sort_kv(r->fr, r->fr + r->nfr, r->nfr);
+	size_t m = 0;
+	for (size_t i = 0; i < r->nfr; i++)
+		if (m == 0 || r->fr[m - 1].key != r->fr[i].key)
+			r->fr[m++] = r->fr[i];
+	r->nfr = m;
+}
+
+/* Huge-backed frames among the sorted edge frames, a few scans at a time;
+ * where the kernel cannot tell, every frame may be. */
+static void frames_scan(struct frames_round *r)
+{
+	const struct purge__backend *be = r->q->be;
+	struct iovec sp[32];
+	size_t i = 0;
+
+	while (i < r->nfr) {
+		uintptr_t lo = r->fr[i].key, hi = r->fr[r->nfr - 1].key + r->fsize, done = hi;
+		ssize_t n = be->huge_spans(be->ctx, lo, hi, sp, 32, &done);
+		size_t from = i;
+		for (; i < r->nfr && (n < 0 || r->fr[i].key + r->fsize <= done); i++) {
+			uintptr_t f = r->fr[i].key;
+			bool huge = n < 0;
+			for (ssize_t k = 0; k < n && !huge; k++)
+				huge = (uintptr_t)sp[k].iov_base <= f &&
+				       f + r->fsize <= (uintptr_t)sp[k].iov_base + sp[k].iov_len;
+			if (r->fr[i].val == 0)
+				r->fr[i].val = huge ? FRAME_HUGE : FRAME_FREE;
+		}
+		if (i == from) /* no progress: the rest may be huge */
+			for (; i < r->nfr; i++)
+				r->fr[i].val = r->fr[i].val ? r->fr[i].val : FRAME_HUGE;
+	}
+}
+
+static void frames_decide(struct frames_round *r)
+{
+	uint32_t pieces;
+
+	for (size_t i = 0; i < r->nfr; i++) {
+		uintptr_t f = r->fr[i].key;
+		if (purge__store_cover(r->s, f, f + r->fsize, &pieces) == r->fsize)
+			r->fr[i].val = FRAME_WHOLE;
+	}
+	frames_scan(r);
+}
+
+/* The edge frame f's entry (sorted, present). */
+static struct purge__kv *frames_entry(const struct frames_round *r, uintptr_t f)
+{
+	size_t lo = 0, hi = r->nfr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (r->fr[mid].key < f)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &r->fr[lo];
+}
+
+static uintptr_t frames_decision(const struct frames_round *r, uintptr_t f)
+{
+	return frames_entry(r, f)->val & FRAME_KIND;
+}
+
+/* ---- taking parts out --------------------------------------------------- */
+
+/* [a, b) out of the store into the whole run or the rest; false when the
+ * selection or the pool's room for splits is short (nothing changed). */
+static bool frames_take(struct frames_round *r, uintptr_t a, uintptr_t b, bool whole)
+{
+	uint32_t pieces;
+
+	if (purge__store_cover(r->s, a, b, &pieces) == 0)
+		return true;
+	if (r->nwhole + r->nrest + pieces > r->cap)
+		return false;
+	struct iovec *at = whole ? r->sel + r->nwhole : r->sel + r->cap - r->nrest - pieces;
+	struct purge__cut cut = {.sink = at, .cap = pieces};
+	if (purge__store_remove(r->s, a, b, &cut) != 0)
+		return false;
+	if (whole) {
+		r->nwhole += cut.nsink;
+	} else { /* from the back: close the gap the count left */
+		memmove(r->sel + r->cap - r->nrest - cut.nsink, at, cut.nsink * sizeof(*at));
+		r->nrest += cut.nsink;
+	}
+	purge__books_parts(r->q, cut.nsink, cut.gone, cut.split);
+	return true;
+}
+
+/* The part [lo, hi) of a candidate in frame f, decided d. */
+static bool frames_part(struct frames_round *r, uintptr_t f, uintptr_t lo, uintptr_t hi,
+                        uintptr_t d, bool old)
+{
+	if (d == FRAME_HUGE && !old)
+		return true; /* held */
+	bool whole = d == FRAME_WHOLE;
+	if (!frames_take(r, whole ? f : lo, whole ? f + r->fsize : hi, whole))
+		return false;
+	struct purge__kv *e = frames_entry(r, f);
+	if (!(e->val & FRAME_COUNTED)) { /* a frame counts once, in however many parts */
+		r->frames_whole += whole;
+		r->frames_split += d == FRAME_HUGE;
+		e->val |= FRAME_COUNTED;
+	}
+	return true;
+}
+
+/* The parts of one candidate [a, b), in address order: its first and last
+ * frame as decided, the frames it covers alone between them as one take;
+ * false when it must wait for the next round. */
+static bool frames_piece(struct frames_round *r, uintptr_t a, uintptr_t b, bool old)
+{
+	uintptr_t f0 = frames_of(r, a), f1 = frames_of(r, b - 1), in0 = f0, in1 = f1 + r->fsize;
+
+	if (a != f0 || b < f0 + r->fsize) { /* first frame, in part */
+		if (!frames_part(r, f0, a, f0 + r->fsize < b ? f0 + r->fsize : b,
+		                 frames_decision(r, f0), old))
+			return false;
+		in0 = f0 + r->fsize;
+	}
+	if (f1 != f0 && b != f1 + r->fsize)
+		in1 = f1; /* the last frame, in part, goes after the run */
+	if (in1 > in0) {
+		if (!frames_take(r, in0, in1, true))
+			return false;
+		r->frames_whole += (in1 - in0) / r->fsize;
+	}
+	if (in1 == f1 && f1 != f0)
+		return frames_part(r, f1, f1, b, frames_decision(r, f1), old);
+	return true;
+}
+
+/* The candidates in age order; those that wait stay candidates of the
+ * next round (fresh goes back to the first of them). */
+static void frames_settle(struct frames_round *r)
+{
+	struct purge__store *s = r->s;
+	size_t i = 0;
+
+	for (; i < r->ncand; i++) {
+		uint32_t id = (uint32_t)r->cand[i].val;
+		if (!(s->info[id] & PURGE_STORE_CAND))
+			continue; /* taken with a whole frame */
+		uintptr_t a = purge__store_start(s, id), b = purge__store_end(s, id);
+		bool old = frames_old(r, id);
+		if (!frames_piece(r, a, b, old))
+			break;
+		if (!old)
+			purge__store_hold_in(s, a, b); /* what is left of it waits for its frame */
+	}
+	/* the new candidates from the one that waits on are new again */
+	for (i = i > r->first_new ? i : r->first_new; i < r->ncand; i++)
+		if (s->info[r->cand[i].val] & PURGE_STORE_CAND) {
+			purge__store_set_fresh(s, (uint32_t)r->cand[i].val);
+			break;
+		}
+	for (size_t k = 0; k < r->ncand; k++)
+		s->info[r->cand[k].val] &= ~PURGE_STORE_CAND; /* freed slots too: harmless */
+}
+
+/* ---- the round ---------------------------------------------------------- */
+
+void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t)
+{
+	struct purge__store *s = &q->s;
+	struct iovec *v = s->scratch;
+	size_t S = (size_t)s->npieces + 1, K = S / 8 ? S / 8 : 1;
+	size_t max = p->max_pieces < K ? p->max_pieces : K;
+	struct frames_round r = {.q = q,
+	                         .s = s,
+	                         .fsize = q->frame,
+	                         .cand = (struct purge__kv *)v,
+	                         .fr = (struct purge__kv *)v + K,
+	                         .sel = v + 5 * K,
+	                         .cap = S - 5 * K,
+	                         .old_until = p->old_until};
+
+	purge__store_link(s);
+	/* the store keeps fresh valid while the round removes pieces */
+	purge__store_set_fresh(s, frames_collect(&r, max ? max : 1, p->max_bytes));
+	frames_edges(&r);
+	frames_decide(&r);
+	frames_settle(&r);
+	/* whole frames first, then the rest, each in address order */
+	memmove(r.sel + r.nwhole, r.sel + r.cap - r.nrest, r.nrest * sizeof(*v));
+	purge__sort_iov(r.sel, v, r.nwhole);
+	purge__sort_iov(r.sel + r.nwhole, v, r.nrest);
+	*t = (struct purge__take){r.sel, r.nwhole + r.nrest, NULL, true};
+	purge__books_frames(q, r.frames_whole, r.frames_split);
+}
+
+/* ---- frames a flush that holds nothing purges --------------------------- */
+
+struct frames_tally {
+	purge_queue *q;
+	uintptr_t part[32]; /* frames purged in part, not looked up yet */
+	size_t npart;
+	uint64_t whole, split;
+};
+
+/* Of the frames purged in part, those huge pages back are split (where
+ * the kernel cannot tell, every one may be). */
+static void frames_tally_parts(struct frames_tally *t)
+{
+	const struct purge__backend *be = t->q->be;
+	uintptr_t f = t->q->frame, done;
+	struct iovec sp[32];
+
+	if (t->npart == 0)
+		return;
+	ssize_t n = be->huge_spans(be->ctx, t->part[0], t->part[t->npart - 1] + f, sp, 32, &done);
+	for (size_t i = 0; i < t->npart; i++) {
+		bool huge = n < 0 || t->part[i] + f > done;
+		for (ssize_t k = 0; k < n && !huge; k++)
+			huge = (uintptr_t)sp[k].iov_base <= t->part[i] &&
+			       t->part[i] + f <= (uintptr_t)sp[k].iov_base + sp[k].iov_len;
+		t->split += huge;
+	}
+	t->npart = 0;
+}
+
+static void frames_tally_one(struct frames_tally *t, uintptr_t frame, uint64_t cover)
+{
+	if (cover >= t->q->frame) {
+		t->whole++;
+		return;
+	}
+	if (t->npart == 32)
+		frames_tally_parts(t);
+	t->part[t->npart++] = frame;
+}
+
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
+{
+	struct frames_tally t = {.q = q};
+	uintptr_t F = q->frame, cur = 0;
+	uint64_t cover = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t a = (uintptr_t)v[i].iov_base, b = a + v[i].iov_len;
+		for (uintptr_t f = a & ~(F - 1); f < b; f += F) {
+			if (f != cur && cover)
+				frames_tally_one(&t, cur, cover);
+			if (f != cur)
+				cover = 0;
+			cur = f;
+			cover += (b < f + F ? b : f + F) - (a > f ? a : f);
+		}
+	}
+	if (cover)
+		frames_tally_one(&t, cur, cover);
+	frames_tally_parts(&t);
+	purge__books_frames(q, t.whole, t.split);
+}
