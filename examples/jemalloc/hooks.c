@@ -125,21 +125,6 @@ static void pool_put_dirty(struct shard *sh, uintptr_t s, size_t len)
  * The pool's choice between likely purged and likely resident ranges uses
  * purge_oldest_ns() as a hint only.
  */
-/* Takes a piece for w out of o's pool (only when its lock is free, with
- * `try`); *seq: o's failure count at the take. */
-static bool take_from(struct shard *o, const struct pool_want *w, struct pool_piece *pc,
-                      uint64_t *seq, bool try)
-{
-	if (!try)
-		pthread_mutex_lock(&o->pool_lock);
-	else if (pthread_mutex_trylock(&o->pool_lock))
-		return false;
-	bool got = pool_take(&o->pool, w, pc);
-	*seq = atomic_load(&o->fail_seq);
-	pthread_mutex_unlock(&o->pool_lock);
-	return got;
-}
-
 /*
  * The slow path of a hand-out of STEAL_MIN bytes or more that does not need
  * zeros and found no likely resident range in its own pool: such a range
@@ -160,7 +145,7 @@ static struct shard *steal(struct shard *sh, struct pool_want w, struct pool_pie
 		if (atomic_load(&o->state) != SHARD_READY || atomic_load(&o->pending) == 0)
 			continue;
 		w.oldest = purge_oldest_ns(o->q);
-		if (take_from(o, &w, pc, seq, true))
+		if (shard_take(o, &w, pc, seq, true))
 			return o;
 	}
 	return NULL;
@@ -177,7 +162,7 @@ static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, 
 	struct pool_piece pc;
 	struct shard *src = sh;
 	uint64_t seq;
-	bool got = take_from(sh, &w, &pc, &seq, false);
+	bool got = shard_take(sh, &w, &pc, &seq, false);
 
 	if (!got && w.only && (src = steal(sh, w, &pc, &seq)) != NULL) {
 		got = true;
@@ -185,13 +170,13 @@ static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, 
 	} else if (!got && w.only) {
 		src = sh;
 		w.only = false;
-		got = take_from(sh, &w, &pc, &seq, false);
+		got = shard_take(sh, &w, &pc, &seq, false);
 	}
 	if (!got)
 		return NULL;
 	void *p = (void *)pc.addr;
 	int pending = shim_cancel(src, p, size);
-	*zeroed = !pc.dirty && pending == 0 && atomic_load(&src->fail_seq) == seq;
+	*zeroed = shard_zero(src, &pc, pending, seq);
 	if (need_zero && !*zeroed) {
 		/* jemalloc demands zeros: DONTNEED now rather than memset,
 		 * which would fault in every page */

@@ -127,14 +127,8 @@ void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e)
 /* Runs inside a flush, queue lock held: the pool lock nests inside it. */
 static void on_failure(void *arg, void *addr, size_t len, int err)
 {
-	struct shard *sh = arg;
-
 	(void)err;
-	atomic_fetch_add(&sh->fail_seq, 1);
-	atomic_fetch_add_explicit(&sh->ct.failures, 1, memory_order_relaxed);
-	pthread_mutex_lock(&sh->pool_lock);
-	pool_mark_dirty(&sh->pool, (uintptr_t)addr, (uintptr_t)addr + len);
-	pthread_mutex_unlock(&sh->pool_lock);
+	shard_failed(arg, (uintptr_t)addr, (uintptr_t)addr + len);
 }
 
 /* ---- settings ---------------------------------------------------------- */

@@ -6,6 +6,8 @@
  *            they were last queued for purging (or "dirty"); plain data,
  *            the caller locks
  *   hooks.c  the nine extent hooks jemalloc calls, and the fork gate
+ *   dirty.c  a failed purge against a hand-out: the pool's dirty tags and
+ *            the shard's failure sequence
  *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
  *   shim.c   settings, libpurge queue, arena hook installation, fork
  *            handlers, stats
@@ -204,6 +206,25 @@ void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e);
 /* After a purge_enqueue: when the shards hold more than max_bytes pending
  * between them, purge_flush_to() down to keep_bytes, this shard first. */
 void shim_after_enqueue(struct shard *sh);
+
+/* ---- dirty.c ----------------------------------------------------------- */
+
+/* on_failure's work: [s, e) was not purged.  Marks the pool's ranges that
+ * overlap it dirty and bumps the shard's failure sequence. */
+void shard_failed(struct shard *sh, uintptr_t s, uintptr_t e);
+/* Takes a piece for w out of o's pool (with `try`, only when its lock is
+ * free); *seq: o's failure sequence at the take. */
+bool shard_take(struct shard *o, const struct pool_want *w, struct pool_piece *pc, uint64_t *seq,
+                bool try);
+/* Whether a piece taken by shard_take() from o (failure sequence seq then)
+ * reads as zero, given the answer of the purge_cancel on exactly its bytes
+ * that followed the take. */
+bool shard_zero(struct shard *o, const struct pool_piece *pc, int pending, uint64_t seq);
+#ifdef SHIM_TEST_SEAMS
+/* Tests only: called by shard_failed() half-way, where another thread's
+ * hand-out could run. */
+extern void (*shim_seam_failure)(struct shard *sh);
+#endif
 
 /* ---- hooks.c: the fork gate --------------------------------------------- */
 
