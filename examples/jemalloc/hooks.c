@@ -106,25 +106,10 @@ static void pool_put_dirty(struct shard *sh, uintptr_t s, size_t len)
 		shim_unmap(sh, s, s + len);
 }
 
-/*
- * The rule of purge.h ("Reuse and zeroes"): the bytes handed out read as
- * zero when
- *  - purge_cancel on exactly them answers 0: every byte of them that was
- *    queued has been settled by a flush (purged or reported failed);
- *  - the queue's advice zeroes, and they were not written since they were
- *    queued: both are in the tag, POOL_DIRTY otherwise (MADV_FREE, a
- *    failed enqueue, a cancelled purge, a double release); an untouched
- *    fresh mapping was never queued and reads as zero anyway;
- *  - no failure overlapping them was reported since they were released:
- *    on_failure marks the pool's ranges dirty, and bumps fail_seq, which
- *    is compared across the window where the piece is in no list (from
- *    the carve to after the cancel, which settles the question: once it
- *    returns, nothing of the piece is pending, so nothing can fail).
- * No flush count is needed, which is just as well: a partial flush
- * (PURGE_INCREMENTAL, purge_flush_to) settles some ranges and not others.
- * The pool's choice between likely purged and likely resident ranges uses
- * purge_oldest_ns() as a hint only.
- */
+/* Whether a hand-out reads as zero: the rule is in dirty.c.  The pool's
+ * choice between likely purged and likely resident ranges uses
+ * purge_oldest_ns() as a hint only. */
+
 /*
  * The slow path of a hand-out of STEAL_MIN bytes or more that does not need
  * zeros and found no likely resident range in its own pool: such a range

@@ -173,7 +173,7 @@ struct shard {
 	purge_queue *q;                         /* PURGE_LOCKED: an arena serves many threads */
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
-	_Atomic uint64_t fail_seq; /* bumped by every failed purge */
+	_Atomic uint64_t fail_seq; /* bumped by every failed purge, under pool_lock */
 	_Atomic size_t pending;    /* the queue's pending bytes when last read */
 	struct shim_counters ct;
 };
