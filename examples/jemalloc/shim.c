@@ -312,24 +312,56 @@ static bool make_shards(unsigned nauto)
 
 /* ---- finding jemalloc and hooking its arenas --------------------------- */
 
+/* Where jemalloc's thread.allocated is there (--enable-stats, the default
+ * and Debian's), it decides; else the old test: the jemalloc object's
+ * malloc is the global one, which misses non-PIE programs (see below). */
+static bool same_malloc(const void *ctl)
+{
+	Dl_info di;
+
+	if (!dladdr(ctl, &di))
+		return false;
+	void *self = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!self)
+		return false;
+	bool serves = dlsym(self, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
+	dlclose(self);
+	return serves;
+}
+
+/*
+ * Whether the jemalloc of this mallctl serves the process's malloc(): a
+ * malloc of PROBE bytes moves its thread.allocated (this thread's bytes
+ * allocated, jemalloc's fast path included) by at least PROBE.  Asked of
+ * jemalloc, not of symbol addresses: in a non-PIE program that takes
+ * malloc's address (Debian's /usr/bin/python3), dlsym(RTLD_DEFAULT,
+ * "malloc") is the executable's canonical PLT entry, never jemalloc's.
+ * Another allocator in front of jemalloc leaves the counter still.
+ */
+static bool serves_malloc(mallctl_fn ctl, const void *sym)
+{
+	enum { PROBE = 4096 };
+	uint64_t before, after;
+	size_t len = sizeof(before);
+
+	if (ctl("thread.allocated", &before, &len, NULL, 0) || len != sizeof(before))
+		return same_malloc(sym);
+	void *volatile p = malloc(PROBE); /* volatile: the pair is not elided */
+	bool moved = ctl("thread.allocated", &after, &len, NULL, 0) == 0 && after - before >= PROBE;
+	free(p);
+	return p && moved;
+}
+
 /* The mallctl of the jemalloc that actually serves malloc(), or NULL. */
 static mallctl_fn find_jemalloc(void)
 {
 	void *ctl = dlsym(RTLD_DEFAULT, "mallctl");
-	Dl_info di;
 	mallctl_fn fn;
 
-	if (!ctl || !dladdr(ctl, &di))
-		return NULL;
-	void *self = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!self)
-		return NULL;
-	bool serves = dlsym(self, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
-	dlclose(self);
-	if (!serves)
+	if (!ctl)
 		return NULL;
 	memcpy(&fn, &ctl, sizeof(fn));
-	return fn;
+	return serves_malloc(fn, ctl) ? fn : NULL;
 }
 
 static bool read_ctl(const char *name, void *val, size_t len)
@@ -364,7 +396,7 @@ static int hook_huge_arena(unsigned arena)
 	if (ret != EFAULT || !read_ctl("opt.oversize_threshold", &threshold, sizeof(threshold)) ||
 	    threshold == 0)
 		return ret;
-	void *p = malloc(threshold); /* the shim's only malloc: setup, not a hook */
+	void *p = malloc(threshold); /* setup, not a hook (as in serves_malloc) */
 	/* asking who owns p also keeps the compiler from eliding the pair */
 	if (p && je_ctl("arenas.lookup", &owner, &len, &p, sizeof(p)) == 0 && owner == arena)
 		ret = set_hooks(arena);
@@ -499,6 +531,10 @@ static void shim_start(void)
 	}
 	install_hooks();
 	info.active = info.hooked > 0;
+	if (shim.cfg.verbose)
+		out("purge_jemalloc: %s: jemalloc %s, %u of %u arenas hooked%s\n",
+		    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
+		    info.hooked, info.nauto, info.huge ? " +huge" : "");
 }
 
 __attribute__((constructor)) static void shim_init(void)

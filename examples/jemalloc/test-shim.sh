@@ -1,13 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# test-shim.sh SHIM WORKLOAD FORK-STORM CHURN: run short multi-threaded workloads
-# under the unmodified jemalloc with libpurge_jemalloc.so in check mode.
+# test-shim.sh SHIM WORKLOAD FORK-STORM CHURN FREEBACK FREEBACK-NOPIE FREEBACK-LINKED
+#   OTHER-MALLOC: run short multi-threaded workloads under the unmodified
+# jemalloc with libpurge_jemalloc.so in check mode.
 # Fails when
 #  - the workload finds a damaged record or canary (a purge hit live memory),
 #  - the shim's check mode aborts (a handed-out range was still pending, or
 #    a range reported zero was not),
-#  - the shim did not actually run (no hooks, no releases, no checks),
+#  - the shim did not actually run (no hooks, no releases, no checks), also
+#    in a non-PIE program and with jemalloc linked instead of preloaded,
+#    or runs where another allocator serves malloc,
 #  - fork() while other threads allocate hangs or a child fails,
 #  - the shim talks where it should not (no jemalloc) or stays silent where
 #    it should not (ignored libpurge knobs), or its stats are malformed.
@@ -19,6 +22,10 @@ shim=$1
 work=$2
 storm=${3:-}
 churn=${4:-}
+freeback=${5:-}
+nopie=${6:-}
+linked=${7:-}
+other=${8:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -194,6 +201,36 @@ out=$(env LD_PRELOAD="$shim" "$work" -h 2>&1 | grep purge_jemalloc)
 [ -z "$out" ] || fail "talks without jemalloc: $out"
 out=$(env LD_PRELOAD="$shim" PURGE_JEMALLOC_VERBOSE=1 "$work" -h 2>&1 | grep -c 'shim inactive')
 [ "$out" = 1 ] || fail "PURGE_JEMALLOC_VERBOSE=1 did not say 'shim inactive'"
+
+# Which jemalloc serves malloc is asked of jemalloc.  Non-PIE, a program
+# that takes malloc's address sees its own PLT entry as "malloc" (Debian's
+# python3 does): the shim must still find jemalloc.  So when jemalloc is
+# linked rather than preloaded.  When another allocator is in front of
+# jemalloc, jemalloc serves nothing: the shim stays out.
+# active NAME PRELOAD PROGRAM: the shim says it is active and hooks run.
+active() {
+	name=$1
+	echo "== $name: LD_PRELOAD='$2' $3 -a 16M -f 8M -w 0 -p 0"
+	env LD_PRELOAD="$2" PURGE_JEMALLOC_VERBOSE=1 PURGE_JEMALLOC_STATS=1 \
+		"$3" -a 16M -f 8M -w 0 -p 0 >"$tmp/$name.log" 2>&1 || fail "exit status $?"
+	cat "$tmp/$name.log"
+	grep -q 'shim active' "$tmp/$name.log" || fail "shim not active"
+	stat_min dalloc 1
+}
+if [ -n "$nopie" ]; then
+	active non-pie "$both" "$nopie"
+else
+	echo "== non-pie: skipped (the compiler builds no non-PIE programs)"
+fi
+[ -n "$linked" ] && active linked "$shim" "$linked"
+if [ -n "$other" ] && [ -n "$freeback" ]; then
+	name=other-malloc
+	out=$(env LD_PRELOAD="$shim $other $je" PURGE_JEMALLOC_VERBOSE=1 PURGE_JEMALLOC_STATS=1 \
+		"$freeback" -a 16M -f 8M -w 0 -p 0 2>&1 | grep purge_jemalloc)
+	echo "== $name: $out"
+	[ "$out" = "${out#*shim inactive}" ] && fail "shim did not stay inactive: $out"
+	[ "$(echo "$out" | grep -c .)" = 1 ] || fail "more than the one 'inactive' line: $out"
+fi
 
 # libpurge's ignored environment knobs are named in one warning line.
 name=env-ignored
