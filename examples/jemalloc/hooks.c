@@ -339,8 +339,11 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 	int ret = purge_enqueue(sh->q, addr, size);
 	if (ret)
 		INC(sh, enqueue_err);
+	uint64_t now = coarse_now();
+	/* the idle thread's clue that releases go on (idle.c) */
+	atomic_store_explicit(&sh->last_enqueue, now, memory_order_relaxed);
 	/* at least 1: 0 means never queued */
-	uint64_t queued = !ret && sh->zeroing ? coarse_now() | 1 : POOL_DIRTY;
+	uint64_t queued = !ret && sh->zeroing ? now | 1 : POOL_DIRTY;
 	release(sh, (uintptr_t)addr, size, queued, seq);
 	if (!ret)
 		shim_after_enqueue(sh);

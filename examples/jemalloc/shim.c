@@ -66,8 +66,7 @@ int shim_cancel(struct shard *sh, void *addr, size_t len)
 	return purge_cancel(sh->q, addr, len);
 }
 
-/* Reads the shard's pending bytes and updates the shards' sum; returns the sum. */
-static size_t note_pending(struct shard *sh)
+size_t shim_note_pending(struct shard *sh)
 {
 	struct purge_stats st;
 
@@ -87,7 +86,7 @@ static size_t trim_shard(struct shard *o, size_t excess)
 		return excess;
 	size_t take = mine < excess ? mine : excess;
 	purge_flush_to(o->q, mine - take);
-	note_pending(o);
+	shim_note_pending(o);
 	return excess - take;
 }
 
@@ -100,12 +99,12 @@ static size_t trim_shard(struct shard *o, size_t excess)
  * anything is flushed. */
 void shim_after_enqueue(struct shard *sh)
 {
-	if (!shim.cfg.max_bytes || note_pending(sh) <= shim.cfg.max_bytes)
+	if (!shim.cfg.max_bytes || shim_note_pending(sh) <= shim.cfg.max_bytes)
 		return;
 	size_t sum = 0;
 	for (unsigned i = 0; i < shim.nshard; i++)
 		if (atomic_load(&shim.shard[i].state) == SHARD_READY)
-			sum = note_pending(&shim.shard[i]);
+			sum = shim_note_pending(&shim.shard[i]);
 	if (sum <= shim.cfg.max_bytes)
 		return;
 	atomic_fetch_add_explicit(&sh->ct.flush_to, 1, memory_order_relaxed);
@@ -192,7 +191,7 @@ static bool env_flag(const char *name)
 static void read_config(struct shim_config *c)
 {
 	uint64_t ranges = 4096, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
-	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1;
+	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1, idle = 1;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);
 	env_size("PURGE_JEMALLOC_MAX_BYTES", 0, SIZE_MAX, &bytes);
@@ -200,12 +199,14 @@ static void read_config(struct shim_config *c)
 	env_size("PURGE_JEMALLOC_MAX_DELAY_MS", 0, UINT64_MAX / 1000000, &delay_ms);
 	env_size("PURGE_JEMALLOC_POOL_MAX", 0, SIZE_MAX, &pool_max);
 	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
+	env_size("PURGE_JEMALLOC_IDLE", 0, 1, &idle);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
 	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 2 : (size_t)keep;
 	c->max_delay_ns = delay_ms * 1000000;
 	c->pool_max = (size_t)pool_max;
 	c->incremental = incremental;
+	c->idle = idle;
 	c->advice = MADV_DONTNEED;
 	const char *adv = getenv("PURGE_JEMALLOC_ADVICE");
 	if (adv && !strcmp(adv, "free"))
@@ -495,6 +496,26 @@ static void fork_child(void)
 			purge_fork_child(shim.shard[i].q);
 		}
 	fork_gate_open(true);
+	idle_fork_child();
+}
+
+static void say_active(void)
+{
+	int trig = idle_trigger();
+
+	out("purge_jemalloc: %s: jemalloc %s, %u of %u arenas hooked%s\n",
+	    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
+	    info.hooked, info.nauto, info.huge ? " +huge" : "");
+	if (!info.active)
+		return;
+	if (!idle_running())
+		out("purge_jemalloc: idle thread off\n");
+	else if (shim.cfg.max_delay_ns)
+		out("purge_jemalloc: idle thread: settles after %" PRIu64
+		    " ms without releases; pressure events: %s\n",
+		    shim.cfg.max_delay_ns / 1000000, trig ? strerror(-trig) : "watched");
+	else
+		out("purge_jemalloc: idle thread: no age limit; pressure events: watched\n");
 }
 
 static void shim_start(void)
@@ -531,10 +552,10 @@ static void shim_start(void)
 	}
 	install_hooks();
 	info.active = info.hooked > 0;
+	if (info.active)
+		idle_start();
 	if (shim.cfg.verbose)
-		out("purge_jemalloc: %s: jemalloc %s, %u of %u arenas hooked%s\n",
-		    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
-		    info.hooked, info.nauto, info.huge ? " +huge" : "");
+		say_active();
 }
 
 __attribute__((constructor)) static void shim_init(void)
@@ -711,6 +732,7 @@ static void print_shim(struct text *t, bool json)
 	    {"max_delay_ms", shim.cfg.max_delay_ns / 1000000},
 	    {"pool_max", shim.cfg.pool_max},
 	    {"incremental", shim.cfg.incremental},
+	    {"idle_thread", idle_running()},
 	    {"check", shim.cfg.check},
 	};
 	const struct kv ct[] = {
@@ -744,6 +766,8 @@ static void print_shim(struct text *t, bool json)
 	    {"forks", CT(forks)},
 	    {"fork_bypass", CT(fork_bypass)},
 	    {"steal", CT(steal)},
+	    {"idle_flushes", CT(idle_flushes)},
+	    {"pressure_flushes", CT(pressure_flushes)},
 	};
 	const struct kv check[] = {
 	    {"pending_checks", CT(check_pending)},
