@@ -12,8 +12,9 @@
  * With -F it forks once the heap is written, and the child frees and
  * watches (the parent waits and exits with the child's status): memory
  * freed in a fork child comes back too.  With -P FIFO it writes a byte to
- * that FIFO after the frees: a stand-in for a memory-pressure event, when
- * $MEMORY_PRESSURE_WATCH names the FIFO (test-shim.sh).
+ * that FIFO after the frees, once something reads it: a stand-in for a
+ * memory-pressure event, when $MEMORY_PRESSURE_WATCH names the FIFO
+ * (test-shim.sh).
  *
  * malloc is called through a pointer that main() takes: built non-PIE
  * (-fno-pic -no-pie, meson.build) that address is the executable's own
@@ -92,10 +93,16 @@ static void watch(int fd, const struct args *a, uint64_t base, uint64_t t0, uint
 	       a->pct, *t_mark ? "+" : ">", (double)((*t_mark ? *t_mark : now_ns()) - t0) / 1e6);
 }
 
+/* Waits (up to 5 s) for a reader to open the FIFO: the shim opens its
+ * pressure trigger a second after start. */
 static void poke(const char *fifo)
 {
-	int p = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	struct timespec ts = {0, 10000000};
+	int p = -1;
 
+	for (int i = 0; i < 500 && p < 0; i++)
+		if ((p = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO)
+			nanosleep(&ts, NULL);
 	if (p < 0 || write(p, "x", 1) != 1)
 		perror(fifo);
 	if (p >= 0)

@@ -501,8 +501,6 @@ static void fork_child(void)
 
 static void say_active(void)
 {
-	int trig = idle_trigger();
-
 	out("purge_jemalloc: %s: jemalloc %s, %u of %u arenas hooked%s\n",
 	    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
 	    info.hooked, info.nauto, info.huge ? " +huge" : "");
@@ -510,12 +508,10 @@ static void say_active(void)
 		return;
 	if (!idle_running())
 		out("purge_jemalloc: idle thread off\n");
-	else if (shim.cfg.max_delay_ns)
-		out("purge_jemalloc: idle thread: settles after %" PRIu64
-		    " ms without releases; pressure events: %s\n",
-		    shim.cfg.max_delay_ns / 1000000, trig ? strerror(-trig) : "watched");
 	else
-		out("purge_jemalloc: idle thread: no age limit; pressure events: watched\n");
+		out("purge_jemalloc: idle thread: settles after %" PRIu64
+		    " ms without releases (0: never); pressure events watched after 1 s\n",
+		    shim.cfg.max_delay_ns / 1000000);
 }
 
 static void shim_start(void)
@@ -733,6 +729,7 @@ static void print_shim(struct text *t, bool json)
 	    {"pool_max", shim.cfg.pool_max},
 	    {"incremental", shim.cfg.incremental},
 	    {"idle_thread", idle_running()},
+	    {"pressure_watched", idle_trigger() == 0},
 	    {"check", shim.cfg.check},
 	};
 	const struct kv ct[] = {

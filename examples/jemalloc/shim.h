@@ -247,15 +247,15 @@ void fork_gate_open(bool child);
 /* ---- idle.c ------------------------------------------------------------ */
 
 /* Starts the idle thread unless PURGE_JEMALLOC_IDLE=0 (or it runs already);
- * opens the pressure trigger first.  Not from a hook: pthread_create
- * allocates. */
+ * the thread opens the pressure trigger a second later.  Not from a hook:
+ * pthread_create allocates. */
 void idle_start(void);
 /* In the atfork child handler: the parent's thread is gone, and its
  * trigger fd is the parent's; start the child's own. */
 void idle_fork_child(void);
 bool idle_running(void);
-/* 0 when the thread watches a pressure trigger, else why not (a negative
- * errno from purge_pressure_open()). */
+/* 0 when the thread watches a pressure trigger, 1 before it opens one,
+ * else why not (a negative errno from purge_pressure_open()). */
 int idle_trigger(void);
 
 /* ---- check.c ----------------------------------------------------------- */

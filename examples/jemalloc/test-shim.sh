@@ -211,7 +211,8 @@ out=$(env LD_PRELOAD="$shim" PURGE_JEMALLOC_VERBOSE=1 "$work" -h 2>&1 | grep -c 
 # process and in a fork child (which starts a thread of its own).  Without
 # the thread the bytes threshold keeps up to MAX_BYTES (32M) pending: the
 # same run must miss, or the check proves nothing.  Then a pressure event
-# (a byte on the FIFO $MEMORY_PRESSURE_WATCH names) with no age limit.
+# (a byte on the FIFO $MEMORY_PRESSURE_WATCH names, once the shim opens it,
+# a second after start) with no age limit.
 # idle NAME EXPECTED-STATUS VAR=VALUE... -- FREEBACK-ARGS...
 idle() {
 	name=$1
