@@ -269,7 +269,7 @@ else
 fi
 [ -n "$linked" ] && active linked "$shim" "$linked"
 if [ -n "$other" ] && [ -n "$freeback" ]; then
-	name=other-malloc
+	name="other-malloc"
 	out=$(env LD_PRELOAD="$shim $other $je" PURGE_JEMALLOC_VERBOSE=1 PURGE_JEMALLOC_STATS=1 \
 		"$freeback" -a 16M -f 8M -w 0 -p 0 2>&1 | grep purge_jemalloc)
 	echo "== $name: $out"
