@@ -4,7 +4,9 @@
  * pages jemalloc releases are purged in batches by libpurge instead of one
  * madvise() per extent.
  *
- *   LD_PRELOAD="libpurge_jemalloc.so libjemalloc.so.2" program
+ *   LD_PRELOAD="/abs/path/libpurge_jemalloc.so libjemalloc.so.2" program
+ *
+ * (an absolute path: children that run elsewhere inherit LD_PRELOAD)
  *
  * Setup (constructor): find jemalloc's mallctl, make one shard (a
  * PURGE_LOCKED queue and a pool, set up on the arena's first hook) for each
@@ -132,18 +134,28 @@ static void on_failure(void *arg, void *addr, size_t len, int err)
 
 /* ---- settings ---------------------------------------------------------- */
 
-/* stderr without stdio buffers (may run late in exit, or in a constructor). */
+void shim_tag(char *buf, size_t len, const char *who)
+{
+	snprintf(buf, len, "%s[%d %.32s]", who, (int)getpid(), program_invocation_short_name);
+}
+
+/* stderr without stdio buffers (may run late in exit, or in a constructor),
+ * after the tag of this process. */
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void out(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 
+	shim_tag(buf, sizeof(buf), "purge_jemalloc");
+	size_t at = strlen(buf);
+	at += (size_t)snprintf(buf + at, sizeof(buf) - at, ": ");
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	int n = vsnprintf(buf + at, sizeof(buf) - at, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		(void)!write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		at += (size_t)n < sizeof(buf) - at ? (size_t)n : sizeof(buf) - at - 1;
+	(void)!write(2, buf, at);
 }
 
 /* Decimal with an optional K/M/G suffix; false on junk. */
@@ -177,7 +189,7 @@ static void env_size(const char *name, uint64_t lo, uint64_t hi, uint64_t *field
 	if (parse_size(e, &v) && v >= lo && v <= hi)
 		*field = v;
 	else
-		out("purge_jemalloc: ignoring %s=%s\n", name, e);
+		out("ignoring %s=%s\n", name, e);
 }
 
 static bool env_flag(const char *name)
@@ -212,7 +224,7 @@ static void read_config(struct shim_config *c)
 	if (adv && !strcmp(adv, "free"))
 		c->advice = MADV_FREE;
 	else if (adv && strcmp(adv, "dontneed"))
-		out("purge_jemalloc: ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
+		out("ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
 	c->check = env_flag("PURGE_JEMALLOC_CHECK");
 	const char *st = getenv("PURGE_JEMALLOC_STATS");
 	c->stats = st && !strcmp(st, "json")          ? STATS_JSON
@@ -241,7 +253,7 @@ static void warn_env_ignored(unsigned ignored)
 		at += n > 0 ? (size_t)n : 0;
 	}
 	if (list[0])
-		out("purge_jemalloc: libpurge ignores invalid%s (its defaults apply)\n", list);
+		out("libpurge ignores invalid%s (its defaults apply)\n", list);
 }
 
 /* The shard's queue: all shards alike. */
@@ -501,15 +513,15 @@ static void fork_child(void)
 
 static void say_active(void)
 {
-	out("purge_jemalloc: %s: jemalloc %s, %u of %u arenas hooked%s\n",
+	out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
 	    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
 	    info.hooked, info.nauto, info.huge ? " +huge" : "");
 	if (!info.active)
 		return;
 	if (!idle_running())
-		out("purge_jemalloc: idle thread off\n");
+		out("idle thread off\n");
 	else
-		out("purge_jemalloc: idle thread: settles after %" PRIu64
+		out("idle thread: settles after %" PRIu64
 		    " ms without releases (0: never); pressure events watched after 1 s\n",
 		    shim.cfg.max_delay_ns / 1000000);
 }
@@ -523,7 +535,7 @@ static void shim_start(void)
 		/* every process started from one with the preload gets here:
 		 * quiet unless asked */
 		if (shim.cfg.verbose)
-			out("purge_jemalloc: jemalloc 5 does not serve malloc here: shim inactive "
+			out("jemalloc 5 does not serve malloc here: shim inactive "
 			    "(preload libjemalloc.so.2 too)\n");
 		return;
 	}
@@ -533,17 +545,17 @@ static void shim_start(void)
 	 * measured even with hooks that only mmap and munmap: README.md */
 	read_ctl("opt.retain", &info.retain, sizeof(info.retain));
 	if (info.retain) {
-		out("purge_jemalloc: opt.retain is on: shim inactive; set "
+		out("opt.retain is on: shim inactive; set "
 		    "MALLOC_CONF=retain:false (or preload the shim before libjemalloc); see "
 		    "README.md\n");
 		return;
 	}
 	if (!read_ctl("opt.narenas", &info.nauto, sizeof(info.nauto)) || !make_shards(info.nauto)) {
-		out("purge_jemalloc: no memory for the pool or queue: shim inactive\n");
+		out("no memory for the pool or queue: shim inactive\n");
 		return;
 	}
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child)) {
-		out("purge_jemalloc: pthread_atfork failed: shim inactive\n");
+		out("pthread_atfork failed: shim inactive\n");
 		return;
 	}
 	install_hooks();
@@ -684,16 +696,31 @@ struct kv {
 	uint64_t v;
 };
 
-/* Text: `purge_jemalloc: name=value ...`, a few to a line; JSON: members. */
+/* Text: `purge_jemalloc[PID PROGRAM]: name=value ...`, a few to a line;
+ * JSON: members. */
 static void add_kvs(struct text *t, bool json, const struct kv *kv, size_t n)
 {
+	char tag[64];
+
+	shim_tag(tag, sizeof(tag), "purge_jemalloc");
 	for (size_t i = 0; i < n; i++) {
 		if (json)
 			add(t, ",\"%s\":%" PRIu64, kv[i].name, kv[i].v);
 		else
-			add(t, "%s%s=%" PRIu64 "%s", i % 10 ? " " : "purge_jemalloc: ", kv[i].name,
-			    kv[i].v, i % 10 == 9 || i + 1 == n ? "\n" : "");
+			add(t, "%s%s%s=%" PRIu64 "%s", i % 10 ? " " : tag, i % 10 ? "" : ": ",
+			    kv[i].name, kv[i].v, i % 10 == 9 || i + 1 == n ? "\n" : "");
 	}
+}
+
+/* A program name as a JSON string's contents: printable ASCII only, no
+ * quote or backslash. */
+static void json_safe(char *out, size_t len, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] && i + 1 < len; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' ? s[i] : '?';
+	out[i] = '\0';
 }
 
 static void print_shim(struct text *t, bool json)
@@ -711,12 +738,18 @@ static void print_shim(struct text *t, bool json)
 		shards++;
 	}
 
+	char tag[64], prog[40];
+
+	shim_tag(tag, sizeof(tag), "purge_jemalloc");
+	json_safe(prog, sizeof(prog), program_invocation_short_name);
 	if (json)
-		add(t, "{\"purge_jemalloc\":{\"jemalloc\":\"%s\",\"huge\":%s", info.version,
-		    info.huge ? "true" : "false");
+		add(t,
+		    "{\"purge_jemalloc\":{\"pid\":%d,\"program\":\"%s\",\"jemalloc\":\"%s\","
+		    "\"huge\":%s",
+		    (int)getpid(), prog, info.version, info.huge ? "true" : "false");
 	else
-		add(t, "purge_jemalloc: jemalloc %s arenas_hooked=%u of %u%s\n", info.version,
-		    info.hooked, info.nauto, info.huge ? "+huge" : "");
+		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s\n", tag, info.version, info.hooked,
+		    info.nauto, info.huge ? "+huge" : "");
 	const struct kv set[] = {
 	    {"arenas_hooked", info.hooked},
 	    {"arenas", info.nauto},
@@ -779,7 +812,8 @@ static void print_shim(struct text *t, bool json)
 		add(t, "}");
 }
 
-/* libpurge's own format: `libpurge: name value` lines, or a JSON member. */
+/* libpurge's own format: `libpurge[PID PROGRAM]: name value` lines, or a
+ * JSON member. */
 static void print_libpurge(struct text *t, bool json)
 {
 	char buf[4096];
@@ -794,9 +828,12 @@ static void print_libpurge(struct text *t, bool json)
 		add(t, ",\"libpurge\":%s}\n", buf);
 		return;
 	}
+	char tag[64];
+
+	shim_tag(tag, sizeof(tag), "libpurge");
 	for (char *line = buf; *line;) {
 		size_t k = strcspn(line, "\n");
-		add(t, "libpurge: %.*s\n", (int)k, line);
+		add(t, "%s: %.*s\n", tag, (int)k, line);
 		line += k + (line[k] == '\n');
 	}
 }

@@ -201,6 +201,10 @@ struct shim {
 extern struct shim shim;
 extern struct je_hooks shim_hooks;
 
+/* "WHO[PID PROGRAM]" (program_invocation_short_name, at most 32 bytes of
+ * it): the tag of every line the shim writes, so that output under time(1),
+ * strace or a fork says whose it is. */
+void shim_tag(char *buf, size_t len, const char *who);
 /* The shard of an arena index (the same one every time). */
 struct shard *shard_of(unsigned arena);
 /* True when the shard's queue and pool are set up (the first call sets

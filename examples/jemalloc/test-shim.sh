@@ -60,11 +60,11 @@ fail() {
 	failed=1
 }
 
-# Value of KEY=N (the shim's lines) or `libpurge: KEY N` (libpurge's
-# purge_stats_format lines) in the log, last occurrence, or empty.
+# Value of KEY=N (the shim's lines) or `libpurge[PID PROGRAM]: KEY N`
+# (libpurge's purge_stats_format lines) in the log, last occurrence, or empty.
 stat() {
 	sed -n -e "s/.*[ :]$1=\([0-9][0-9]*\).*/\1/p" \
-		-e "s/^libpurge: $1 \([0-9][0-9]*\)\$/\1/p" "$tmp/$name.log" | tail -n 1
+		-e "s/^libpurge\[[^]]*\]: $1 \([0-9][0-9]*\)\$/\1/p" "$tmp/$name.log" | tail -n 1
 }
 
 # At least MIN: stat_min KEY MIN
@@ -280,9 +280,24 @@ fi
 # libpurge's ignored environment knobs are named in one warning line.
 name=env-ignored
 out=$(env LD_PRELOAD="$both" PURGE_BATCH=9999 PURGE_MODE=fast "$work" -h 2>&1 |
-	grep 'purge_jemalloc: .*PURGE_BATCH=9999 PURGE_MODE=fast')
+	grep 'purge_jemalloc\[[0-9]* ebizzy-lite\]: .*PURGE_BATCH=9999 PURGE_MODE=fast')
 [ -n "$out" ] || fail "no warning about PURGE_BATCH=9999 PURGE_MODE=fast"
 echo "$out"
+
+# Every line the shim writes names the process (pid and program), so that
+# under time(1) or strace, or from a fork child, it is clear whose it is.
+name=tagged
+env LD_PRELOAD="$both" PURGE_JEMALLOC_STATS=1 "$work" -t 2 -s 1M -n 20 >"$tmp/$name.out" \
+	2>"$tmp/$name.log" &
+pid=$!
+wait "$pid" || fail "exit status $?"
+n_all=$(grep -c '^\(purge_jemalloc\|libpurge\)' "$tmp/$name.log")
+n_tag=$(grep -c "^\(purge_jemalloc\|libpurge\)\[$pid ebizzy-lite\]: " "$tmp/$name.log")
+echo "== $name: $n_tag of $n_all stats lines say [$pid ebizzy-lite]"
+if [ "$n_all" -le 10 ] || [ "$n_tag" != "$n_all" ]; then
+	fail "$n_tag of $n_all lines tagged [$pid ebizzy-lite]"
+fi
+stat_min enqueued_ranges 1
 
 # PURGE_JEMALLOC_STATS=json: one JSON object with both sets of counters.
 name=json
@@ -294,6 +309,7 @@ if command -v python3 >/dev/null 2>&1; then
 	echo "$json" | python3 -c 'import json, sys
 d = json.load(sys.stdin)
 assert d["purge_jemalloc"]["dalloc"] > 0, d
+assert d["purge_jemalloc"]["pid"] > 0 and d["purge_jemalloc"]["program"] == "ebizzy-lite", d
 assert d["libpurge"]["enqueued_ranges"] > 0, d
 print("json: ok,", len(d["purge_jemalloc"]), "+", len(d["libpurge"]), "members")' ||
 		fail "JSON stats do not parse or lack counters: $json"
