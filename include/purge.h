@@ -347,6 +347,25 @@ int purge_stats_format(const struct purge_stats *st, char *buf, size_t len, unsi
  * take. */
 int purge_backend(int advice);
 
+/* Opens the memory-pressure trigger for this process ($MEMORY_PRESSURE_WATCH and
+ * $MEMORY_PRESSURE_WRITE when set, else /proc/pressure/memory with a default
+ * threshold) and returns a file descriptor that polls ready on pressure, or a
+ * negative errno (-EOPNOTSUPP where the kernel has no PSI; a trigger the
+ * environment names but that cannot be opened is an error, never a silent
+ * fallback to the default).  No thread, no malloc. */
+int purge_pressure_open(void);
+/* The protocol is systemd's (docs/MEMORY_PRESSURE.md).  The fd is O_CLOEXEC
+ * and O_NONBLOCK.  Poll it for POLLPRI when fstat() says S_ISREG (a PSI
+ * file: never read it; POLLERR alone means the trigger is gone), else for
+ * POLLIN (a FIFO, character device or AF_UNIX socket: read and discard what
+ * arrives).  On an event, purge_flush() each queue.  The default trigger is
+ * "some 200000 2000000" (200 ms of stall in 2 s).  Also -EHOSTDOWN:
+ * $MEMORY_PRESSURE_WATCH is "/dev/null" or empty (monitoring turned off: no
+ * fd, not a failure); -EINVAL: WATCH is not an absolute path, or WRITE is
+ * not base64; -E2BIG: WRITE decodes to more than 256 bytes; -EISDIR, -EBADF:
+ * WATCH names a directory or another kind of inode; or the errno of
+ * stat(), open(), connect() or write() on it. */
+
 /* For atfork handlers of programs that share a PURGE_LOCKED queue between
  * threads and fork: prepare takes the queue (waits for the call in
  * progress), parent gives it back, child makes it usable in the child

@@ -18,9 +18,11 @@
 
 void check_fail(const char *what, const void *addr, size_t len)
 {
-	char buf[256];
-	int n = snprintf(buf, sizeof(buf), "purge_jemalloc: CHECK FAILED: %s at %p len %zu\n", what,
-	                 addr, len);
+	char buf[256], tag[64];
+
+	shim_tag(tag, sizeof(tag), "purge_jemalloc");
+	int n = snprintf(buf, sizeof(buf), "%s: CHECK FAILED: %s at %p len %zu\n", tag, what, addr,
+	                 len);
 
 	if (n > 0)
 		(void)!write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);

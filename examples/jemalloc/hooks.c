@@ -106,39 +106,9 @@ static void pool_put_dirty(struct shard *sh, uintptr_t s, size_t len)
 		shim_unmap(sh, s, s + len);
 }
 
-/*
- * The rule of purge.h ("Reuse and zeroes"): the bytes handed out read as
- * zero when
- *  - purge_cancel on exactly them answers 0: every byte of them that was
- *    queued has been settled by a flush (purged or reported failed);
- *  - the queue's advice zeroes, and they were not written since they were
- *    queued: both are in the tag, POOL_DIRTY otherwise (MADV_FREE, a
- *    failed enqueue, a cancelled purge, a double release); an untouched
- *    fresh mapping was never queued and reads as zero anyway;
- *  - no failure overlapping them was reported since they were released:
- *    on_failure marks the pool's ranges dirty, and bumps fail_seq, which
- *    is compared across the window where the piece is in no list (from
- *    the carve to after the cancel, which settles the question: once it
- *    returns, nothing of the piece is pending, so nothing can fail).
- * No flush count is needed, which is just as well: a partial flush
- * (PURGE_INCREMENTAL, purge_flush_to) settles some ranges and not others.
- * The pool's choice between likely purged and likely resident ranges uses
- * purge_oldest_ns() as a hint only.
- */
-/* Takes a piece for w out of o's pool (only when its lock is free, with
- * `try`); *seq: o's failure count at the take. */
-static bool take_from(struct shard *o, const struct pool_want *w, struct pool_piece *pc,
-                      uint64_t *seq, bool try)
-{
-	if (!try)
-		pthread_mutex_lock(&o->pool_lock);
-	else if (pthread_mutex_trylock(&o->pool_lock))
-		return false;
-	bool got = pool_take(&o->pool, w, pc);
-	*seq = atomic_load(&o->fail_seq);
-	pthread_mutex_unlock(&o->pool_lock);
-	return got;
-}
+/* Whether a hand-out reads as zero: the rule is in dirty.c.  The pool's
+ * choice between likely purged and likely resident ranges uses
+ * purge_oldest_ns() as a hint only. */
 
 /*
  * The slow path of a hand-out of STEAL_MIN bytes or more that does not need
@@ -160,7 +130,7 @@ static struct shard *steal(struct shard *sh, struct pool_want w, struct pool_pie
 		if (atomic_load(&o->state) != SHARD_READY || atomic_load(&o->pending) == 0)
 			continue;
 		w.oldest = purge_oldest_ns(o->q);
-		if (take_from(o, &w, pc, seq, true))
+		if (shard_take(o, &w, pc, seq, true))
 			return o;
 	}
 	return NULL;
@@ -177,7 +147,7 @@ static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, 
 	struct pool_piece pc;
 	struct shard *src = sh;
 	uint64_t seq;
-	bool got = take_from(sh, &w, &pc, &seq, false);
+	bool got = shard_take(sh, &w, &pc, &seq, false);
 
 	if (!got && w.only && (src = steal(sh, w, &pc, &seq)) != NULL) {
 		got = true;
@@ -185,13 +155,13 @@ static void *from_pool(struct shard *sh, void *want, size_t size, size_t align, 
 	} else if (!got && w.only) {
 		src = sh;
 		w.only = false;
-		got = take_from(sh, &w, &pc, &seq, false);
+		got = shard_take(sh, &w, &pc, &seq, false);
 	}
 	if (!got)
 		return NULL;
 	void *p = (void *)pc.addr;
 	int pending = shim_cancel(src, p, size);
-	*zeroed = !pc.dirty && pending == 0 && atomic_load(&src->fail_seq) == seq;
+	*zeroed = shard_zero(src, &pc, pending, seq);
 	if (need_zero && !*zeroed) {
 		/* jemalloc demands zeros: DONTNEED now rather than memset,
 		 * which would fault in every page */
@@ -369,8 +339,11 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 	int ret = purge_enqueue(sh->q, addr, size);
 	if (ret)
 		INC(sh, enqueue_err);
+	uint64_t now = coarse_now();
+	/* the idle thread's clue that releases go on (idle.c) */
+	atomic_store_explicit(&sh->last_enqueue, now, memory_order_relaxed);
 	/* at least 1: 0 means never queued */
-	uint64_t queued = !ret && sh->zeroing ? coarse_now() | 1 : POOL_DIRTY;
+	uint64_t queued = !ret && sh->zeroing ? now | 1 : POOL_DIRTY;
 	release(sh, (uintptr_t)addr, size, queued, seq);
 	if (!ret)
 		shim_after_enqueue(sh);

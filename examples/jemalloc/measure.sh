@@ -217,7 +217,7 @@ header() {
 	echo "# kernel $(uname -r) $(uname -m), $(nproc) CPUs," \
 		"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 	echo "# $(sed -n 's/^[a-z-]*: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.nopurge.1.log) ($je)," \
-		"libpurge $(sed -n 's/^libpurge: backend \([a-z]*\)$/backend \1/p' \
+		"libpurge $(sed -n 's/^libpurge\[[^]]*\]: backend \([a-z]*\)$/backend \1/p' \
 		"$out"/s1.shim.1.err 2>/dev/null | head -n 1), counters: $counter"
 	echo "# reps=$reps seconds=$secs; load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -4,7 +4,9 @@
  * pages jemalloc releases are purged in batches by libpurge instead of one
  * madvise() per extent.
  *
- *   LD_PRELOAD="libpurge_jemalloc.so libjemalloc.so.2" program
+ *   LD_PRELOAD="/abs/path/libpurge_jemalloc.so libjemalloc.so.2" program
+ *
+ * (an absolute path: children that run elsewhere inherit LD_PRELOAD)
  *
  * Setup (constructor): find jemalloc's mallctl, make one shard (a
  * PURGE_LOCKED queue and a pool, set up on the arena's first hook) for each
@@ -66,8 +68,7 @@ int shim_cancel(struct shard *sh, void *addr, size_t len)
 	return purge_cancel(sh->q, addr, len);
 }
 
-/* Reads the shard's pending bytes and updates the shards' sum; returns the sum. */
-static size_t note_pending(struct shard *sh)
+size_t shim_note_pending(struct shard *sh)
 {
 	struct purge_stats st;
 
@@ -87,7 +88,7 @@ static size_t trim_shard(struct shard *o, size_t excess)
 		return excess;
 	size_t take = mine < excess ? mine : excess;
 	purge_flush_to(o->q, mine - take);
-	note_pending(o);
+	shim_note_pending(o);
 	return excess - take;
 }
 
@@ -100,12 +101,12 @@ static size_t trim_shard(struct shard *o, size_t excess)
  * anything is flushed. */
 void shim_after_enqueue(struct shard *sh)
 {
-	if (!shim.cfg.max_bytes || note_pending(sh) <= shim.cfg.max_bytes)
+	if (!shim.cfg.max_bytes || shim_note_pending(sh) <= shim.cfg.max_bytes)
 		return;
 	size_t sum = 0;
 	for (unsigned i = 0; i < shim.nshard; i++)
 		if (atomic_load(&shim.shard[i].state) == SHARD_READY)
-			sum = note_pending(&shim.shard[i]);
+			sum = shim_note_pending(&shim.shard[i]);
 	if (sum <= shim.cfg.max_bytes)
 		return;
 	atomic_fetch_add_explicit(&sh->ct.flush_to, 1, memory_order_relaxed);
@@ -127,30 +128,34 @@ void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e)
 /* Runs inside a flush, queue lock held: the pool lock nests inside it. */
 static void on_failure(void *arg, void *addr, size_t len, int err)
 {
-	struct shard *sh = arg;
-
 	(void)err;
-	atomic_fetch_add(&sh->fail_seq, 1);
-	atomic_fetch_add_explicit(&sh->ct.failures, 1, memory_order_relaxed);
-	pthread_mutex_lock(&sh->pool_lock);
-	pool_mark_dirty(&sh->pool, (uintptr_t)addr, (uintptr_t)addr + len);
-	pthread_mutex_unlock(&sh->pool_lock);
+	shard_failed(arg, (uintptr_t)addr, (uintptr_t)addr + len);
 }
 
 /* ---- settings ---------------------------------------------------------- */
 
-/* stderr without stdio buffers (may run late in exit, or in a constructor). */
+void shim_tag(char *buf, size_t len, const char *who)
+{
+	snprintf(buf, len, "%s[%d %.32s]", who, (int)getpid(), program_invocation_short_name);
+}
+
+/* stderr without stdio buffers (may run late in exit, or in a constructor),
+ * after the tag of this process. */
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void out(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 
+	shim_tag(buf, sizeof(buf), "purge_jemalloc");
+	size_t at = strlen(buf);
+	at += (size_t)snprintf(buf + at, sizeof(buf) - at, ": ");
 	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	int n = vsnprintf(buf + at, sizeof(buf) - at, fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		(void)!write(2, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+		at += (size_t)n < sizeof(buf) - at ? (size_t)n : sizeof(buf) - at - 1;
+	(void)!write(2, buf, at);
 }
 
 /* Decimal with an optional K/M/G suffix; false on junk. */
@@ -184,7 +189,7 @@ static void env_size(const char *name, uint64_t lo, uint64_t hi, uint64_t *field
 	if (parse_size(e, &v) && v >= lo && v <= hi)
 		*field = v;
 	else
-		out("purge_jemalloc: ignoring %s=%s\n", name, e);
+		out("ignoring %s=%s\n", name, e);
 }
 
 static bool env_flag(const char *name)
@@ -198,7 +203,7 @@ static bool env_flag(const char *name)
 static void read_config(struct shim_config *c)
 {
 	uint64_t ranges = 4096, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
-	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1;
+	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1, idle = 1;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);
 	env_size("PURGE_JEMALLOC_MAX_BYTES", 0, SIZE_MAX, &bytes);
@@ -206,18 +211,20 @@ static void read_config(struct shim_config *c)
 	env_size("PURGE_JEMALLOC_MAX_DELAY_MS", 0, UINT64_MAX / 1000000, &delay_ms);
 	env_size("PURGE_JEMALLOC_POOL_MAX", 0, SIZE_MAX, &pool_max);
 	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
+	env_size("PURGE_JEMALLOC_IDLE", 0, 1, &idle);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
 	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 2 : (size_t)keep;
 	c->max_delay_ns = delay_ms * 1000000;
 	c->pool_max = (size_t)pool_max;
 	c->incremental = incremental;
+	c->idle = idle;
 	c->advice = MADV_DONTNEED;
 	const char *adv = getenv("PURGE_JEMALLOC_ADVICE");
 	if (adv && !strcmp(adv, "free"))
 		c->advice = MADV_FREE;
 	else if (adv && strcmp(adv, "dontneed"))
-		out("purge_jemalloc: ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
+		out("ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
 	c->check = env_flag("PURGE_JEMALLOC_CHECK");
 	const char *st = getenv("PURGE_JEMALLOC_STATS");
 	c->stats = st && !strcmp(st, "json")          ? STATS_JSON
@@ -246,7 +253,7 @@ static void warn_env_ignored(unsigned ignored)
 		at += n > 0 ? (size_t)n : 0;
 	}
 	if (list[0])
-		out("purge_jemalloc: libpurge ignores invalid%s (its defaults apply)\n", list);
+		out("libpurge ignores invalid%s (its defaults apply)\n", list);
 }
 
 /* The shard's queue: all shards alike. */
@@ -318,24 +325,56 @@ static bool make_shards(unsigned nauto)
 
 /* ---- finding jemalloc and hooking its arenas --------------------------- */
 
+/* Where jemalloc's thread.allocated is there (--enable-stats, the default
+ * and Debian's), it decides; else the old test: the jemalloc object's
+ * malloc is the global one, which misses non-PIE programs (see below). */
+static bool same_malloc(const void *ctl)
+{
+	Dl_info di;
+
+	if (!dladdr(ctl, &di))
+		return false;
+	void *self = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (!self)
+		return false;
+	bool serves = dlsym(self, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
+	dlclose(self);
+	return serves;
+}
+
+/*
+ * Whether the jemalloc of this mallctl serves the process's malloc(): a
+ * malloc of PROBE bytes moves its thread.allocated (this thread's bytes
+ * allocated, jemalloc's fast path included) by at least PROBE.  Asked of
+ * jemalloc, not of symbol addresses: in a non-PIE program that takes
+ * malloc's address (Debian's /usr/bin/python3), dlsym(RTLD_DEFAULT,
+ * "malloc") is the executable's canonical PLT entry, never jemalloc's.
+ * Another allocator in front of jemalloc leaves the counter still.
+ */
+static bool serves_malloc(mallctl_fn ctl, const void *sym)
+{
+	enum { PROBE = 4096 };
+	uint64_t before, after;
+	size_t len = sizeof(before);
+
+	if (ctl("thread.allocated", &before, &len, NULL, 0) || len != sizeof(before))
+		return same_malloc(sym);
+	void *volatile p = malloc(PROBE); /* volatile: the pair is not elided */
+	bool moved = ctl("thread.allocated", &after, &len, NULL, 0) == 0 && after - before >= PROBE;
+	free(p);
+	return p && moved;
+}
+
 /* The mallctl of the jemalloc that actually serves malloc(), or NULL. */
 static mallctl_fn find_jemalloc(void)
 {
 	void *ctl = dlsym(RTLD_DEFAULT, "mallctl");
-	Dl_info di;
 	mallctl_fn fn;
 
-	if (!ctl || !dladdr(ctl, &di))
-		return NULL;
-	void *self = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (!self)
-		return NULL;
-	bool serves = dlsym(self, "malloc") == dlsym(RTLD_DEFAULT, "malloc");
-	dlclose(self);
-	if (!serves)
+	if (!ctl)
 		return NULL;
 	memcpy(&fn, &ctl, sizeof(fn));
-	return fn;
+	return serves_malloc(fn, ctl) ? fn : NULL;
 }
 
 static bool read_ctl(const char *name, void *val, size_t len)
@@ -370,7 +409,7 @@ static int hook_huge_arena(unsigned arena)
 	if (ret != EFAULT || !read_ctl("opt.oversize_threshold", &threshold, sizeof(threshold)) ||
 	    threshold == 0)
 		return ret;
-	void *p = malloc(threshold); /* the shim's only malloc: setup, not a hook */
+	void *p = malloc(threshold); /* setup, not a hook (as in serves_malloc) */
 	/* asking who owns p also keeps the compiler from eliding the pair */
 	if (p && je_ctl("arenas.lookup", &owner, &len, &p, sizeof(p)) == 0 && owner == arena)
 		ret = set_hooks(arena);
@@ -469,6 +508,22 @@ static void fork_child(void)
 			purge_fork_child(shim.shard[i].q);
 		}
 	fork_gate_open(true);
+	idle_fork_child();
+}
+
+static void say_active(void)
+{
+	out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
+	    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
+	    info.hooked, info.nauto, info.huge ? " +huge" : "");
+	if (!info.active)
+		return;
+	if (!idle_running())
+		out("idle thread off\n");
+	else
+		out("idle thread: settles after %" PRIu64
+		    " ms without releases (0: never); pressure events watched after 1 s\n",
+		    shim.cfg.max_delay_ns / 1000000);
 }
 
 static void shim_start(void)
@@ -480,7 +535,7 @@ static void shim_start(void)
 		/* every process started from one with the preload gets here:
 		 * quiet unless asked */
 		if (shim.cfg.verbose)
-			out("purge_jemalloc: jemalloc 5 does not serve malloc here: shim inactive "
+			out("jemalloc 5 does not serve malloc here: shim inactive "
 			    "(preload libjemalloc.so.2 too)\n");
 		return;
 	}
@@ -490,21 +545,25 @@ static void shim_start(void)
 	 * measured even with hooks that only mmap and munmap: README.md */
 	read_ctl("opt.retain", &info.retain, sizeof(info.retain));
 	if (info.retain) {
-		out("purge_jemalloc: opt.retain is on: shim inactive; set "
+		out("opt.retain is on: shim inactive; set "
 		    "MALLOC_CONF=retain:false (or preload the shim before libjemalloc); see "
 		    "README.md\n");
 		return;
 	}
 	if (!read_ctl("opt.narenas", &info.nauto, sizeof(info.nauto)) || !make_shards(info.nauto)) {
-		out("purge_jemalloc: no memory for the pool or queue: shim inactive\n");
+		out("no memory for the pool or queue: shim inactive\n");
 		return;
 	}
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child)) {
-		out("purge_jemalloc: pthread_atfork failed: shim inactive\n");
+		out("pthread_atfork failed: shim inactive\n");
 		return;
 	}
 	install_hooks();
 	info.active = info.hooked > 0;
+	if (info.active)
+		idle_start();
+	if (shim.cfg.verbose)
+		say_active();
 }
 
 __attribute__((constructor)) static void shim_init(void)
@@ -637,16 +696,31 @@ struct kv {
 	uint64_t v;
 };
 
-/* Text: `purge_jemalloc: name=value ...`, a few to a line; JSON: members. */
+/* Text: `purge_jemalloc[PID PROGRAM]: name=value ...`, a few to a line;
+ * JSON: members. */
 static void add_kvs(struct text *t, bool json, const struct kv *kv, size_t n)
 {
+	char tag[64];
+
+	shim_tag(tag, sizeof(tag), "purge_jemalloc");
 	for (size_t i = 0; i < n; i++) {
 		if (json)
 			add(t, ",\"%s\":%" PRIu64, kv[i].name, kv[i].v);
 		else
-			add(t, "%s%s=%" PRIu64 "%s", i % 10 ? " " : "purge_jemalloc: ", kv[i].name,
-			    kv[i].v, i % 10 == 9 || i + 1 == n ? "\n" : "");
+			add(t, "%s%s%s=%" PRIu64 "%s", i % 10 ? " " : tag, i % 10 ? "" : ": ",
+			    kv[i].name, kv[i].v, i % 10 == 9 || i + 1 == n ? "\n" : "");
 	}
+}
+
+/* A program name as a JSON string's contents: printable ASCII only, no
+ * quote or backslash. */
+static void json_safe(char *out, size_t len, const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i] && i + 1 < len; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' ? s[i] : '?';
+	out[i] = '\0';
 }
 
 static void print_shim(struct text *t, bool json)
@@ -664,12 +738,18 @@ static void print_shim(struct text *t, bool json)
 		shards++;
 	}
 
+	char tag[64], prog[40];
+
+	shim_tag(tag, sizeof(tag), "purge_jemalloc");
+	json_safe(prog, sizeof(prog), program_invocation_short_name);
 	if (json)
-		add(t, "{\"purge_jemalloc\":{\"jemalloc\":\"%s\",\"huge\":%s", info.version,
-		    info.huge ? "true" : "false");
+		add(t,
+		    "{\"purge_jemalloc\":{\"pid\":%d,\"program\":\"%s\",\"jemalloc\":\"%s\","
+		    "\"huge\":%s",
+		    (int)getpid(), prog, info.version, info.huge ? "true" : "false");
 	else
-		add(t, "purge_jemalloc: jemalloc %s arenas_hooked=%u of %u%s\n", info.version,
-		    info.hooked, info.nauto, info.huge ? "+huge" : "");
+		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s\n", tag, info.version, info.hooked,
+		    info.nauto, info.huge ? "+huge" : "");
 	const struct kv set[] = {
 	    {"arenas_hooked", info.hooked},
 	    {"arenas", info.nauto},
@@ -681,6 +761,8 @@ static void print_shim(struct text *t, bool json)
 	    {"max_delay_ms", shim.cfg.max_delay_ns / 1000000},
 	    {"pool_max", shim.cfg.pool_max},
 	    {"incremental", shim.cfg.incremental},
+	    {"idle_thread", idle_running()},
+	    {"pressure_watched", idle_trigger() == 0},
 	    {"check", shim.cfg.check},
 	};
 	const struct kv ct[] = {
@@ -714,6 +796,8 @@ static void print_shim(struct text *t, bool json)
 	    {"forks", CT(forks)},
 	    {"fork_bypass", CT(fork_bypass)},
 	    {"steal", CT(steal)},
+	    {"idle_flushes", CT(idle_flushes)},
+	    {"pressure_flushes", CT(pressure_flushes)},
 	};
 	const struct kv check[] = {
 	    {"pending_checks", CT(check_pending)},
@@ -728,7 +812,8 @@ static void print_shim(struct text *t, bool json)
 		add(t, "}");
 }
 
-/* libpurge's own format: `libpurge: name value` lines, or a JSON member. */
+/* libpurge's own format: `libpurge[PID PROGRAM]: name value` lines, or a
+ * JSON member. */
 static void print_libpurge(struct text *t, bool json)
 {
 	char buf[4096];
@@ -743,9 +828,12 @@ static void print_libpurge(struct text *t, bool json)
 		add(t, ",\"libpurge\":%s}\n", buf);
 		return;
 	}
+	char tag[64];
+
+	shim_tag(tag, sizeof(tag), "libpurge");
 	for (char *line = buf; *line;) {
 		size_t k = strcspn(line, "\n");
-		add(t, "libpurge: %.*s\n", (int)k, line);
+		add(t, "%s: %.*s\n", tag, (int)k, line);
 		line += k + (line[k] == '\n');
 	}
 }

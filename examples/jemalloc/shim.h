@@ -6,7 +6,11 @@
  *            they were last queued for purging (or "dirty"); plain data,
  *            the caller locks
  *   hooks.c  the nine extent hooks jemalloc calls, and the fork gate
+ *   dirty.c  a failed purge against a hand-out: the pool's dirty tags and
+ *            the shard's failure sequence
  *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
+ *   idle.c   the idle thread: settles what waited once releases stop, and
+ *            everything under memory pressure
  *   shim.c   settings, libpurge queue, arena hook installation, fork
  *            handlers, stats
  *
@@ -134,6 +138,7 @@ struct shim_config {
 	size_t pool_max;       /* address space kept before munmap; 0 = no limit */
 	int advice;            /* MADV_DONTNEED or MADV_FREE */
 	bool incremental;      /* PURGE_INCREMENTAL: automatic flushes oldest first */
+	bool idle;             /* PURGE_JEMALLOC_IDLE: run the idle thread (idle.c) */
 	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
 	bool verbose;          /* PURGE_JEMALLOC_VERBOSE=1 */
 	int stats;             /* PURGE_JEMALLOC_STATS: STATS_* */
@@ -149,6 +154,8 @@ struct shim_counters {
 	_Atomic uint64_t enqueue_err, failures, flush_to;
 	_Atomic uint64_t forks, fork_bypass; /* hooks that ran while a fork was prepared */
 	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
+	_Atomic uint64_t idle_flushes;       /* the idle thread's age flushes */
+	_Atomic uint64_t pressure_flushes;   /* its flushes at pressure events */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 
@@ -166,12 +173,15 @@ enum { SHARD_NONE, SHARD_BUSY, SHARD_READY, SHARD_FAILED };
  */
 struct shard {
 	_Alignas(64) _Atomic unsigned in_hooks; /* the fork gate: hooks inside */
-	_Atomic int state;                      /* SHARD_* */
-	bool zeroing;                           /* the queue's advice zeroes pages */
-	purge_queue *q;                         /* PURGE_LOCKED: an arena serves many threads */
+	/* coarse CLOCK_MONOTONIC ns of the last release, for the idle thread;
+	 * written (relaxed) on this line, which every hook writes anyway */
+	_Atomic uint64_t last_enqueue;
+	_Atomic int state; /* SHARD_* */
+	bool zeroing;      /* the queue's advice zeroes pages */
+	purge_queue *q;    /* PURGE_LOCKED: an arena serves many threads */
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
-	_Atomic uint64_t fail_seq; /* bumped by every failed purge */
+	_Atomic uint64_t fail_seq; /* bumped by every failed purge, under pool_lock */
 	_Atomic size_t pending;    /* the queue's pending bytes when last read */
 	struct shim_counters ct;
 };
@@ -191,6 +201,10 @@ struct shim {
 extern struct shim shim;
 extern struct je_hooks shim_hooks;
 
+/* "WHO[PID PROGRAM]" (program_invocation_short_name, at most 32 bytes of
+ * it): the tag of every line the shim writes, so that output under time(1),
+ * strace or a fork says whose it is. */
+void shim_tag(char *buf, size_t len, const char *who);
 /* The shard of an arena index (the same one every time). */
 struct shard *shard_of(unsigned arena);
 /* True when the shard's queue and pool are set up (the first call sets
@@ -201,9 +215,30 @@ bool shard_ready(struct shard *sh);
 int shim_cancel(struct shard *sh, void *addr, size_t len);
 /* Cancel what may be pending on [s, e), then munmap it. */
 void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e);
+/* Reads the shard's pending bytes into the shards' sum; returns the sum. */
+size_t shim_note_pending(struct shard *sh);
 /* After a purge_enqueue: when the shards hold more than max_bytes pending
  * between them, purge_flush_to() down to keep_bytes, this shard first. */
 void shim_after_enqueue(struct shard *sh);
+
+/* ---- dirty.c ----------------------------------------------------------- */
+
+/* on_failure's work: [s, e) was not purged.  Marks the pool's ranges that
+ * overlap it dirty and bumps the shard's failure sequence. */
+void shard_failed(struct shard *sh, uintptr_t s, uintptr_t e);
+/* Takes a piece for w out of o's pool (with `try`, only when its lock is
+ * free); *seq: o's failure sequence at the take. */
+bool shard_take(struct shard *o, const struct pool_want *w, struct pool_piece *pc, uint64_t *seq,
+                bool try);
+/* Whether a piece taken by shard_take() from o (failure sequence seq then)
+ * reads as zero, given the answer of the purge_cancel on exactly its bytes
+ * that followed the take. */
+bool shard_zero(struct shard *o, const struct pool_piece *pc, int pending, uint64_t seq);
+#ifdef SHIM_TEST_SEAMS
+/* Tests only: called by shard_failed() half-way, where another thread's
+ * hand-out could run. */
+extern void (*shim_seam_failure)(struct shard *sh);
+#endif
 
 /* ---- hooks.c: the fork gate --------------------------------------------- */
 
@@ -212,6 +247,20 @@ void shim_after_enqueue(struct shard *sh);
  * matching fork_gate_open(). */
 void fork_gate_close(void);
 void fork_gate_open(bool child);
+
+/* ---- idle.c ------------------------------------------------------------ */
+
+/* Starts the idle thread unless PURGE_JEMALLOC_IDLE=0 (or it runs already);
+ * the thread opens the pressure trigger a second later.  Not from a hook:
+ * pthread_create allocates. */
+void idle_start(void);
+/* In the atfork child handler: the parent's thread is gone, and its
+ * trigger fd is the parent's; start the child's own. */
+void idle_fork_child(void);
+bool idle_running(void);
+/* 0 when the thread watches a pressure trigger, 1 before it opens one,
+ * else why not (a negative errno from purge_pressure_open()). */
+int idle_trigger(void);
 
 /* ---- check.c ----------------------------------------------------------- */
 

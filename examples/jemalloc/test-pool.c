@@ -6,8 +6,11 @@
  * addresses.  The addresses fit 32 bits: it runs on -m32 too.  A random
  * run over thousands of ranges checks the size bins against the array
  * after every step, and each hand-out against a look at every range.
+ * Also the failure sequence (dirty.c): a hand-out that runs while a failed
+ * purge is being recorded must not be reported zero.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -267,6 +270,71 @@ static void test_bins_random(void)
 	printf("pool: %u hand-outs, wanted class found %u of %u times\n", takes, hits, wants);
 }
 
+/* ---- a failed purge against a hand-out (dirty.c) ----------------------- */
+
+static struct {
+	struct shard sh;
+	pthread_barrier_t go, done;
+	struct pool_piece pc;
+	uint64_t seq;
+	bool got;
+} race;
+
+static const struct pool_want race_want = {0, 4 * K, K, 0, false, false};
+
+/* Thread B: a hand-out at the moment the seam names.  A try-take stands for
+ * any take then: when the pool lock is held there, a real take would wait
+ * for it, and when it is free, a real take could run right there. */
+static void *race_taker(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&race.go);
+	race.got = shard_take(&race.sh, &race_want, &race.pc, &race.seq, true);
+	pthread_barrier_wait(&race.done);
+	return NULL;
+}
+
+/* In thread A, inside shard_failed(): let B try its take now, and wait for it. */
+static void race_seam(struct shard *sh)
+{
+	(void)sh;
+	pthread_barrier_wait(&race.go);
+	pthread_barrier_wait(&race.done);
+}
+
+/*
+ * The range's purge failed (on_failure, thread A) while thread B hands the
+ * range out.  B's take is forced into the middle of the failure's
+ * bookkeeping; if the pool lock keeps it out there, it takes right after.
+ * The purge was settled (as failed), so B's cancel answers 0: only the tag
+ * and the sequence can tell B that the bytes are not zero.
+ */
+static void test_failure_race(void)
+{
+	pthread_t b;
+
+	if (pool_init(&race.sh.pool, 8)) {
+		perror("pool_init");
+		exit(1);
+	}
+	pthread_mutex_init(&race.sh.pool_lock, NULL);
+	pthread_barrier_init(&race.go, NULL, 2);
+	pthread_barrier_init(&race.done, NULL, 2);
+	EXPECT(pool_insert(&race.sh.pool, BASE, BASE + 4 * K, 1) == 0); /* queued, clean */
+	shim_seam_failure = race_seam;
+	pthread_create(&b, NULL, race_taker, NULL);
+	shard_failed(&race.sh, BASE, BASE + 4 * K);
+	pthread_join(b, NULL);
+	shim_seam_failure = NULL;
+	bool early = race.got;
+	if (!early)
+		race.got = shard_take(&race.sh, &race_want, &race.pc, &race.seq, false);
+	EXPECT(race.got && race.pc.addr == BASE);
+	EXPECT(!shard_zero(&race.sh, &race.pc, 0, race.seq));
+	printf("failure race: hand-out %s the failure's bookkeeping\n",
+	       early ? "ran inside" : "waited for");
+}
+
 int main(void)
 {
 	test_merge();
@@ -279,6 +347,7 @@ int main(void)
 	test_full();
 	test_only_preferred();
 	test_bins_random();
+	test_failure_race();
 	if (failures)
 		fprintf(stderr, "%d expectation(s) failed\n", failures);
 	return failures ? 1 : 0;

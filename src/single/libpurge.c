@@ -14,6 +14,7 @@
 #include "../frames.c"
 #include "../fmt.c"
 #include "../index.c"
+#include "../pressure.c"
 #include "../setup.c"
 #include "../sort.c"
 #include "../store.c"
