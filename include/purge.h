@@ -67,7 +67,7 @@ extern "C" {
 #endif
 
 #define PURGE_VERSION_MAJOR 2
-#define PURGE_VERSION_MINOR 0
+#define PURGE_VERSION_MINOR 1
 #define PURGE_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH; purge_version() says what runs. */
 #define PURGE_VERSION                                                                              \
@@ -101,6 +101,28 @@ extern "C" {
 #define PURGE_INCREMENTAL (1u << 3) /* automatic flushes settle the oldest ranges only */
 #define PURGE_AGES        (1u << 4) /* keep every range's enqueue time from the start */
 #define PURGE_HUGE        (1u << 5) /* plan around huge-page frames: see "Huge pages" */
+
+/* Huge pages (PURGE_HUGE).  A frame is the aligned span one huge page maps
+ * (the PMD size, /sys/kernel/mm/transparent_hugepage/hpage_pmd_size: 2 MiB
+ * on x86_64 with 4 KiB pages).  A purge of part of a huge-backed frame
+ * splits the huge page and frees nothing until reclaim; a purge of all of
+ * it frees it at once, page tables included.  With the flag, automatic
+ * flushes, PURGE_INCREMENTAL rounds and purge_flush_to() plan around
+ * frames: of the ranges they look at, the part in a frame that is wholly
+ * pending goes with the whole frame, first; the part in a frame a huge page
+ * backs (PAGEMAP_SCAN, Linux 6.7+, says which; where the kernel cannot
+ * tell, every frame may be) is held: left pending until its frame is whole
+ * and a later flush plans again, until it is max_delay_ns old (no limit
+ * when 0), until purge_flush() or purge_flush_older(), or until the queue
+ * needs its room (spare room for splits, or capacity: the oldest go then,
+ * held or not); the rest goes as before.  A range across frames is cut at
+ * frame boundaries, and a report to on_failure may name such a part.
+ * Held ranges and bytes do not count against capacity and
+ * max_pending_bytes (no empty flushes: an enqueue stays O(1) amortised);
+ * they occupy the queue's slots all the same.  Without the flag nothing
+ * changes.  With PURGE_NO_COALESCE: -EINVAL (a whole frame must reach the
+ * kernel as one range).  Stats: frames_whole, frames_split, held_ranges,
+ * held_bytes. */
 
 /* Ages.  Keeping a range's enqueue time costs a clock read per enqueue
  * (CLOCK_MONOTONIC_COARSE, a few ns).  A queue keeps them when it has a
@@ -145,7 +167,7 @@ struct purge_config {
 	unsigned capacity;        /* pending ranges held before an automatic flush,
 	                             1..PURGE_CAPACITY_MAX; 0 = PURGE_DEFAULT_CAPACITY */
 	unsigned flags;           /* PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED |
-	                             PURGE_INCREMENTAL | PURGE_AGES */
+	                             PURGE_INCREMENTAL | PURGE_AGES | PURGE_HUGE */
 	uint64_t max_delay_ns;    /* automatic flush, checked on enqueue, once
 	                             the oldest pending range is this old; 0 = none */
 	size_t max_pending_bytes; /* automatic flush once pending bytes exceed
@@ -162,7 +184,8 @@ struct purge_config {
 	 * -ENOSYS etc.: process_madvise refused in PURGE_MODE_VECTORED, -EIO:
 	 * the kernel returned a count that names no range).  The range is what
 	 * was enqueued (after any cancel trimmed it), or the part of it one
-	 * system call covered when max_call_bytes cut it between calls:
+	 * system call covered when max_call_bytes cut it between calls (or,
+	 * with PURGE_HUGE, the part of it in the frames a flush settled):
 	 * neighbours that coalescing merged are tried again one by one when
 	 * the merged call fails, so only bad ranges are reported.
 	 * Parts of it may have been purged (the kernel advises around a hole):

@@ -33,8 +33,18 @@ static const struct {
     FMT_U64(fallbacks),       FMT_U64(purged_bytes),   FMT_U64(failed_ranges),
     FMT_U64(failed_bytes),    FMT_U64(pending_ranges), FMT_U64(pending_bytes),
     FMT_U64(flush_ns),        FMT_U64(flush_max_ns),   FMT_U64(call_max_ns),
-    FMT_U64(call_iovecs),     FMT_U64(frames_whole),   FMT_U64(frames_split),
-    FMT_U64(held_ranges),     FMT_U64(held_bytes),
+    FMT_U64(call_iovecs),
+};
+
+/* The fields after env_ignored, in the struct's order (PURGE_HUGE, 2.1). */
+static const struct {
+	const char *name;
+	size_t off;
+} fmt_frames[] = {
+    FMT_U64(frames_whole),
+    FMT_U64(frames_split),
+    FMT_U64(held_ranges),
+    FMT_U64(held_bytes),
 };
 
 static const char *const fmt_bucket_names[PURGE_STATS_IOV_BUCKETS] = {
@@ -124,6 +134,9 @@ int purge_stats_format(const struct purge_stats *st, char *buf, size_t len, unsi
 	fmt_field(&o, json, "zeroed", st->zeroed ? (json ? "true" : "1") : (json ? "false" : "0"),
 	          false);
 	fmt_field_u64(&o, json, "env_ignored", st->env_ignored);
+	for (size_t i = 0; i < sizeof(fmt_frames) / sizeof(fmt_frames[0]); i++) /* 2.1 */
+		fmt_field_u64(&o, json, fmt_frames[i].name,
+		              *(const uint64_t *)((const char *)st + fmt_frames[i].off));
 	fmt_put(&o, json ? "}\n" : "");
 	if (len)
 		buf[o.at < len ? o.at : len - 1] = '\0';
