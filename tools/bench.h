@@ -21,6 +21,33 @@
 #include <stdio.h>
 #include <sys/uio.h>
 
+#include "purge.h"
+
+/* PURGE_HUGE and its four purge_stats counters are being added to the
+ * library (2.1).  Until purge.h has them, the flag's value is known and the
+ * counters sit where they will be, at the start of reserved[]; a library
+ * without the flag answers -EINVAL to purge_queue_create, and then the
+ * counters are never looked at. */
+#ifndef PURGE_HUGE
+#define PURGE_HUGE (1u << 5)
+#endif
+struct bench_frames {
+	uint64_t whole;       /* frames purged whole */
+	uint64_t split;       /* purges of part of a huge-backed frame */
+	uint64_t held_ranges; /* pending parts held for their frame, now */
+	uint64_t held_bytes;
+};
+static inline struct bench_frames bench_frames_of(const struct purge_stats *st)
+{
+#ifdef PURGE_STATS_FRAMES
+	return (struct bench_frames){st->frames_whole, st->frames_split, st->held_ranges,
+	                             st->held_bytes};
+#else
+	return (struct bench_frames){st->reserved[0], st->reserved[1], st->reserved[2],
+	                             st->reserved[3]};
+#endif
+}
+
 #define BENCH_MAX_VLENS    64
 #define BENCH_TOLERANCE    0.05 /* --suggest: a vlen within 5% of the best median */
 #define BENCH_SPREAD_MAX   2.0  /* a row whose p90/p10 is above this is noisy */
