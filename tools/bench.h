@@ -9,6 +9,7 @@
  *   bench-output.c  table, CSV, JSON (unit-tested)
  *   bench-run.c     region, rows, the interleaved sweep
  *   bench-sys.c     machine facts, helper threads
+ *   bench-mem.c     vmstat, cgroup, statm and smaps readers (unit-tested on fake files)
  *   purge-bench.c   main: path checks, --suggest reruns, output files, --plot
  *   plot.gp         the plot, drawn from the CSV
  */
@@ -166,6 +167,31 @@ void bench_check_noise(struct bench_report *r);
 /* bench-output.c */
 typedef void bench_printer(FILE *f, const struct bench_report *r);
 bench_printer bench_print_table, bench_print_csv, bench_print_json;
+
+/* bench-mem.c: the memory facts of a pass, read from files the caller
+ * names, so that the tests can feed fake ones. */
+/* The number after key at the start of a line of path ("thp_split_pmd 12",
+ * "AnonHugePages:    2048 kB": the number as written; the unit is the
+ * caller's).  0, -errno (unreadable), -ENOENT (no such key) or -EINVAL. */
+int bench_read_key(const char *path, const char *key, uint64_t *out);
+/* The number path starts with (memory.current, hpage_pmd_size). */
+int bench_read_number(const char *path, uint64_t *out);
+/* Resident bytes: the second field of a statm file, in pages. */
+int bench_read_statm(const char *path, size_t page, uint64_t *out);
+
+enum { MEM_CGROUP_V1 = 1, MEM_CGROUP_V2, MEM_RSS };
+struct bench_memsrc {
+	int kind;       /* MEM_* */
+	char path[512]; /* the file the usage is read from */
+	char note[256]; /* MEM_RSS: why no cgroup file; the root cgroup: a caveat */
+};
+/* Where this process's memory usage is read: its memory cgroup's usage
+ * file, found from proc_cgroup (/proc/self/cgroup) under root
+ * (/sys/fs/cgroup), v1 first; the first that reads.  Else statm. */
+void bench_memsrc_find(struct bench_memsrc *s, const char *proc_cgroup, const char *root,
+                       const char *statm);
+/* The usage now, in bytes: 0 or -errno. */
+int bench_memsrc_read(const struct bench_memsrc *s, size_t page, uint64_t *out);
 
 /* bench-run.c */
 struct bench_work {
