@@ -49,6 +49,21 @@ static const char *size_str(char *buf, size_t len, size_t bytes)
 	return buf;
 }
 
+/* What the frames layout does, and how the rows differ in it. */
+static void print_frames(FILE *f, const struct bench_opts *o)
+{
+	char frame[32], pending[32];
+	size_t nframes = o->size / o->frame;
+	fprintf(f,
+	        "# frames: %zu of %s, %zu freed at a time; the library rows flush "
+	        "automatically above %s pending, madvise-loop and raw-pmadv purge the "
+	        "same pieces in the same order as they come (no thresholds), floor the "
+	        "whole region\n",
+	        nframes, size_str(frame, sizeof(frame), o->frame),
+	        o->frames_at_once < nframes ? o->frames_at_once : nframes,
+	        size_str(pending, sizeof(pending), o->max_pending));
+}
+
 static void print_facts(FILE *f, const struct bench_report *r)
 {
 	const struct bench_opts *o = r->o;
@@ -64,10 +79,16 @@ static void print_facts(FILE *f, const struct bench_report *r)
 	        bench_layouts[o->layout], bench_advices[o->advice], bench_modes[o->mode]);
 	for (unsigned i = 0; i < o->nvlens; i++)
 		fprintf(f, "%s%u", i ? "," : "", o->vlens[i]);
-	fprintf(f, " --repeat %u --threads %u --thp %s --seed %u%s\n", o->repeat, o->threads,
+	fprintf(f, " --repeat %u --threads %u --thp %s --seed %u%s", o->repeat, o->threads,
 	        bench_thps[o->thp], o->seed, o->refault ? " --refault" : "");
+	if (o->layout == LAYOUT_FRAMES)
+		fprintf(f, " --frames-at-once %u --max-pending %s", o->frames_at_once,
+		        size_str(size, sizeof(size), o->max_pending));
+	fputc('\n', f);
 	fprintf(f, "# threads: %s; %zu pieces (%zu pages) per pass; sweep took %.1f s\n",
 	        m->pinning, r->npieces, r->res.pages, r->res.wall_s);
+	if (o->layout == LAYOUT_FRAMES)
+		print_frames(f, o);
 	fprintf(f,
 	        "# time: purge only, rows interleaved pass by pass; ns/page = median / pages; "
 	        "vs-* = median / that row's median; spread = p90/p10 (! above %.1f)\n",
@@ -235,9 +256,14 @@ static void json_head(FILE *f, const struct bench_report *r)
 		fprintf(f, "%s%u", i ? ", " : "", o->vlens[i]);
 	fprintf(f,
 	        "],\n    \"repeat\": %u, \"threads\": %u, \"thp\": \"%s\", \"seed\": %u, "
-	        "\"refault\": %s, \"suggest\": %s},\n",
+	        "\"refault\": %s, \"suggest\": %s,\n    \"frame\": %zu, ",
 	        o->repeat, o->threads, bench_thps[o->thp], o->seed, o->refault ? "true" : "false",
-	        o->suggest ? "true" : "false");
+	        o->suggest ? "true" : "false", o->frame);
+	if (o->layout == LAYOUT_FRAMES)
+		fprintf(f, "\"frames_at_once\": %u, \"max_pending\": %zu},\n", o->frames_at_once,
+		        o->max_pending);
+	else
+		fprintf(f, "\"frames_at_once\": null, \"max_pending\": null},\n");
 	fprintf(f, "  \"pieces\": %zu, \"pages\": %zu, \"wall_s\": %.2f,\n", r->npieces,
 	        r->res.pages, r->res.wall_s);
 }

@@ -42,50 +42,89 @@ static void touch(char *p, size_t len, size_t page)
 	write_pages(p, len, page);
 }
 
-/* Fisher-Yates with xorshift64: the same order for the same --seed. */
-static void shuffle(struct iovec *v, size_t n, unsigned seed)
+static bool thp_advised(const struct bench_opts *o)
 {
-	uint64_t s = 0x9e3779b97f4a7c15ull ^ seed;
-	for (size_t i = n - 1; i > 0; i--) {
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		size_t j = (size_t)(s % (i + 1));
-		struct iovec t = v[i];
-		v[i] = v[j];
-		v[j] = t;
+	return o->thp == THP_ALWAYS || o->thp == THP_MADVISE;
+}
+
+static int advise_thp(struct bench_work *w)
+{
+	const struct bench_opts *o = w->o;
+	if (o->thp == THP_SYSTEM)
+		return 0;
+	return madvise(w->region, o->size, o->thp == THP_NEVER ? MADV_NOHUGEPAGE : MADV_HUGEPAGE)
+	           ? -errno
+	           : 0;
+}
+
+/* What a pass purges: the whole region present and dirty.  A purge of part
+ * of a huge page splits it, and its pages refault as small ones: so with
+ * huge pages advised each pass maps the region afresh at the same address
+ * (MAP_FIXED drops the old mapping and its page tables), for huge pages to
+ * back it again. */
+static int prepare(struct bench_work *w)
+{
+	const struct bench_opts *o = w->o;
+	if (thp_advised(o)) {
+		if (mmap(w->region, o->size, PROT_READ | PROT_WRITE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			return -errno;
+		int ret = advise_thp(w);
+		if (ret)
+			return ret;
 	}
+	touch(w->region, o->size, w->page);
+	return 0;
+}
+
+/* The region on a huge page frame boundary, so that whole frames can be
+ * huge pages: mapped with a frame to spare, the ends cut off. */
+static char *map_aligned(size_t size, size_t frame)
+{
+	char *p =
+	    mmap(NULL, size + frame, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	char *a = (char *)(((uintptr_t)p + frame - 1) & ~((uintptr_t)frame - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + size, (size_t)(p + frame - a)); /* at least a page: a - p < frame */
+	return a;
 }
 
 /* Map the region and list the pieces in the order the layout purges them. */
 static int lay_out(struct bench_work *w, const struct bench_opts *o)
 {
-	char *p = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	uint64_t rs = bench_rand_seed(o->seed);
+	if (!(w->region = map_aligned(o->size, o->frame)))
 		return -errno;
-	w->region = p;
-	if (o->thp && madvise(p, o->size, o->thp == THP_NEVER ? MADV_NOHUGEPAGE : MADV_HUGEPAGE))
-		return -errno;
+	int ret = advise_thp(w);
+	if (ret)
+		return ret;
 	w->step = o->layout == LAYOUT_SCATTERED ? 2 : 1;
 	w->npieces = (o->size / o->piece + w->step - 1) / w->step;
 	if (!(w->iov = calloc(w->npieces, sizeof(*w->iov))))
 		return -ENOMEM;
+	if (o->layout == LAYOUT_FRAMES)
+		return bench_order_frames(w->iov, w->region, o, &rs);
 	for (size_t i = 0; i < w->npieces; i++) {
-		w->iov[i].iov_base = p + i * w->step * o->piece;
+		w->iov[i].iov_base = w->region + i * w->step * o->piece;
 		w->iov[i].iov_len = o->piece;
 	}
 	if (o->layout == LAYOUT_RANDOM)
-		shuffle(w->iov, w->npieces, o->seed);
+		bench_shuffle(w->iov, w->npieces, &rs);
 	return 0;
 }
 
-/* A queue that holds a whole pass (+1: the last enqueue must not flush). */
+/* A queue that holds a whole pass (+1: the last enqueue must not flush);
+ * in the frames layout it flushes automatically above --max-pending. */
 static int make_queue(struct bench_work *w, unsigned flags, purge_queue **q)
 {
 	struct purge_config cfg = {0};
 	cfg.advice = w->o->advice;
 	cfg.batch = PURGE_BATCH_MAX;
 	cfg.capacity = (unsigned)w->npieces + 1;
+	cfg.max_pending_bytes = w->o->max_pending;
 	cfg.flags = flags;
 	cfg.mode = w->o->mode;
 	return purge_queue_create(q, &cfg);
@@ -189,7 +228,9 @@ static int64_t run_row(struct bench_work *w, enum bench_row row, unsigned vlen)
 /* One timed pass of row x into sample r.  0 or a negative errno. */
 static int pass(struct bench_work *w, struct bench_result *x, unsigned r)
 {
-	touch(w->region, w->o->size, w->page);
+	int ret = prepare(w);
+	if (ret)
+		return ret;
 	double t0 = now_ns();
 	int64_t calls = run_row(w, x->kind, x->vlen);
 	x->ns[r] = now_ns() - t0;

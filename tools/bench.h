@@ -10,6 +10,7 @@
  *   bench-run.c     region, rows, the interleaved sweep
  *   bench-sys.c     machine facts, helper threads
  *   bench-mem.c     vmstat, cgroup, statm and smaps readers (unit-tested on fake files)
+ *   bench-order.c   the order of the pieces: shuffles, the frames window (unit-tested)
  *   purge-bench.c   main: path checks, --suggest reruns, output files, --plot
  *   plot.gp         the plot, drawn from the CSV
  */
@@ -57,8 +58,8 @@ static inline struct bench_frames bench_frames_of(const struct purge_stats *st)
 #define BENCH_MAX_WARN     4
 #define BENCH_JSON_SCHEMA  2 /* the unversioned JSON of earlier builds is 1 */
 
-enum { LAYOUT_SCATTERED, LAYOUT_ADJACENT, LAYOUT_RANDOM };
-enum { THP_SYSTEM, THP_NEVER, THP_ALWAYS };
+enum { LAYOUT_SCATTERED, LAYOUT_ADJACENT, LAYOUT_RANDOM, LAYOUT_FRAMES };
+enum { THP_SYSTEM, THP_NEVER, THP_ALWAYS, THP_MADVISE };
 enum bench_row { ROW_LOOP, ROW_FLOOR, ROW_RAW, ROW_NOCOAL, ROW_DEFAULT, ROW_KINDS };
 
 /* Names by value (NULL: no such value) for --layout, --thp, the rows,
@@ -82,6 +83,11 @@ struct bench_opts {
 	unsigned threads; /* 1 + helper threads */
 	unsigned seed;    /* shuffle seed for LAYOUT_RANDOM */
 	int thp;          /* THP_* */
+	size_t frame;     /* huge page frame (hpage_pmd_size), as bench_parse_args was told */
+	/* --layout frames: frames being freed at a time, and the library rows'
+	 * max_pending_bytes (both 0 in the other layouts) */
+	unsigned frames_at_once;
+	size_t max_pending;
 	bool refault, suggest, csv, json;
 	const char *out;  /* CSV (or JSON) destination; NULL = stdout */
 	const char *plot; /* .svg or .png; NULL = no plot */
@@ -137,9 +143,10 @@ struct bench_report {
 int bench_parse_size(const char *s, size_t *out);
 /* "1,16,1024", each 1..PURGE_BATCH_MAX: sorted, deduplicated; count, -EINVAL or -E2BIG. */
 int bench_parse_vlens(const char *s, unsigned *out, unsigned max);
-/* 0, 1 when --help or --version was printed, or -EINVAL with a reason in err. */
-int bench_parse_args(int argc, char **argv, size_t page, struct bench_opts *o, char *err,
-                     size_t errlen);
+/* 0, 1 when --help or --version was printed, or -EINVAL with a reason in
+ * err.  page and frame: the page and huge page sizes the options must fit. */
+int bench_parse_args(int argc, char **argv, size_t page, size_t frame, struct bench_opts *o,
+                     char *err, size_t errlen);
 /* Where --csv --out FILE puts the JSON: FILE with .csv replaced by .json, or FILE.json. */
 void bench_sidecar_path(const char *out, char *buf, size_t len);
 
@@ -193,6 +200,14 @@ void bench_memsrc_find(struct bench_memsrc *s, const char *proc_cgroup, const ch
 /* The usage now, in bytes: 0 or -errno. */
 int bench_memsrc_read(const struct bench_memsrc *s, size_t page, uint64_t *out);
 
+/* bench-order.c: xorshift64 from --seed (the same order for the same seed),
+ * Fisher-Yates, and --layout frames: the size / piece pieces of the frames
+ * at base into out, frames_at_once frames being freed at a time.  0 or
+ * -ENOMEM. */
+uint64_t bench_rand_seed(unsigned seed);
+void bench_shuffle(struct iovec *v, size_t n, uint64_t *rs);
+int bench_order_frames(struct iovec *out, char *base, const struct bench_opts *o, uint64_t *rs);
+
 /* bench-run.c */
 struct bench_work {
 	const struct bench_opts *o;
@@ -214,6 +229,8 @@ void bench_results_free(struct bench_results *res);
 
 /* bench-sys.c */
 void bench_machine_read(struct bench_machine *m, int advice);
+/* hpage_pmd_size, or 2 MiB where the kernel does not say (no THP). */
+size_t bench_frame_size(void);
 void bench_loadavg(double avg[3]);
 struct bench_helpers;
 /* Pin this thread, start count helpers on the other CPUs; 0 or -errno. */

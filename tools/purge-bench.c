@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 	struct bench_opts o;
 	char err[256];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	int ret = bench_parse_args(argc, argv, page, &o, err, sizeof(err));
+	int ret = bench_parse_args(argc, argv, page, bench_frame_size(), &o, err, sizeof(err));
 	if (ret < 0)
 		fprintf(stderr, "purge-bench: %s\n", err);
 	if (ret)

@@ -15,7 +15,8 @@
 #include "bench.h"
 #include "purge.h"
 
-#define PAGE 4096
+#define PAGE  4096
+#define FRAME (2u << 20) /* hpage_pmd_size on x86_64 */
 
 static size_t size_of(const char *s)
 {
@@ -85,7 +86,7 @@ static int parse(struct bench_opts *o, const char **args)
 	int argc = 1;
 	while (*args && argc < 31)
 		argv[argc++] = (char *)*args++;
-	int ret = bench_parse_args(argc, argv, PAGE, o, err, sizeof(err));
+	int ret = bench_parse_args(argc, argv, PAGE, FRAME, o, err, sizeof(err));
 	cr_expect(ret >= 0 || err[0], "an error comes with a reason");
 	return ret;
 }
@@ -177,12 +178,65 @@ Test(args, errors)
 	cr_expect_eq(PARSE(&o, "stray"), -EINVAL);
 }
 
+/* --layout frames: pieces of 128K by default, 4 frames at a time, the
+ * library's automatic flushes at an eighth of the region. */
+Test(args, frames_defaults)
+{
+	struct bench_opts o;
+	cr_assert_eq(PARSE(&o, "--layout", "frames"), 0);
+	cr_expect_eq(o.layout, LAYOUT_FRAMES);
+	cr_expect_eq(o.frame, FRAME, "the frame size is the caller's");
+	cr_expect_eq(o.piece, 128 << 10);
+	cr_expect_eq(o.frames_at_once, 4);
+	cr_expect_eq(o.max_pending, (size_t)8 << 20, "an eighth of 64M");
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--size", "32M"), 0);
+	cr_expect_eq(o.max_pending, (size_t)4 << 20, "an eighth of the region asked for");
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--piece", "64K", "--frames-at-once", "2",
+	                   "--max-pending", "3M"),
+	             0);
+	cr_expect(o.piece == 64 << 10 && o.frames_at_once == 2 && o.max_pending == 3 << 20);
+	cr_assert_eq(PARSE(&o, "--piece", "64K", "--layout", "frames"), 0, "any order");
+	cr_expect_eq(o.piece, 64 << 10);
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--frames-at-once", "1000"), 0,
+	             "more than the region's frames: all of them");
+	cr_assert_eq(parse(&o, (const char *[]){NULL}), 0);
+	cr_expect_eq(o.piece, 4096, "other layouts keep 4K");
+}
+
+Test(args, frames_errors)
+{
+	struct bench_opts o;
+	cr_expect_eq(PARSE(&o, "--frames-at-once", "2"), -EINVAL, "only with --layout frames");
+	cr_expect_eq(PARSE(&o, "--max-pending", "8M"), -EINVAL, "only with --layout frames");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "3M"), -EINVAL, "not whole frames");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "1M", "--piece", "4K"), -EINVAL,
+	             "less than a frame");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "6M", "--piece", "192K"), -EINVAL,
+	             "a piece across two frames (6M holds 32 pieces of 192K)");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--piece", "4M"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--frames-at-once", "0"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--max-pending", "lots"), -EINVAL);
+}
+
+/* --thp madvise and always both advise MADV_HUGEPAGE (bench-run.c). */
+Test(args, thp_modes)
+{
+	struct bench_opts o;
+	cr_assert_eq(PARSE(&o, "--thp", "madvise"), 0);
+	cr_expect_eq(o.thp, THP_MADVISE);
+	cr_expect_str_eq(bench_thps[o.thp], "madvise");
+	cr_assert_eq(PARSE(&o, "--thp", "always"), 0);
+	cr_expect_eq(o.thp, THP_ALWAYS);
+	cr_assert_eq(parse(&o, (const char *[]){NULL}), 0);
+	cr_expect_eq(o.thp, THP_SYSTEM);
+}
+
 Test(args, choices_listed)
 {
 	struct bench_opts o;
 	char *argv[] = {"purge-bench", "--advice", "willneed", NULL};
 	char err[256] = "";
-	cr_assert_eq(bench_parse_args(3, argv, PAGE, &o, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(bench_parse_args(3, argv, PAGE, FRAME, &o, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "dontneed|free|cold|pageout|dontneed-locked"), "got '%s'", err);
 }
 
@@ -736,4 +790,48 @@ Test(mem, cgroup_v1_root)
 	cr_expect_eq(s.kind, MEM_CGROUP_V1);
 	cr_expect(strstr(s.path, "root5/memory/memory.usage_in_bytes"), "%s", s.path);
 	cr_expect(strstr(s.note, "root cgroup"), "%s", s.note);
+}
+
+/* --layout frames: every piece once, whole pieces inside the region, and
+ * never more than --frames-at-once frames partly freed at a time. */
+static void check_window(const struct iovec *v, size_t n, const struct bench_opts *o, char *base)
+{
+	unsigned seen[64] = {0}, taken[16] = {0}, open = 0, open_max = 0;
+	size_t per = o->frame / o->piece;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = (size_t)((char *)v[i].iov_base - base), f = off / o->frame;
+		cr_assert(off < o->size && off % o->piece == 0 && v[i].iov_len == o->piece,
+		          "piece %zu: offset %zu, %zu bytes", i, off, v[i].iov_len);
+		cr_expect_eq(seen[off / o->piece]++, 0, "piece at %zu twice", off);
+		open += taken[f] == 0;
+		open -= ++taken[f] == per;
+		open_max = open > open_max ? open : open_max;
+	}
+	cr_expect_eq(open_max, o->frames_at_once, "frames partly freed at once");
+}
+
+Test(order, frames_window)
+{
+	struct bench_opts o;
+	struct iovec a[32], b[32];
+	char *base = (char *)(uintptr_t)(64u << 20);
+	uint64_t rs = bench_rand_seed(1);
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--size", "16M", "--piece", "512K",
+	                   "--frames-at-once", "3"),
+	             0);
+	cr_assert_eq(bench_order_frames(a, base, &o, &rs), 0);
+	check_window(a, 32, &o, base);
+	bool sorted = true;
+	for (size_t i = 1; i < 32; i++)
+		sorted &= a[i].iov_base > a[i - 1].iov_base;
+	cr_expect(!sorted, "in random order");
+	rs = bench_rand_seed(1);
+	cr_assert_eq(bench_order_frames(b, base, &o, &rs), 0);
+	cr_expect_eq(memcmp(a, b, sizeof(a)), 0, "the same seed, the same order");
+	rs = bench_rand_seed(2);
+	cr_assert_eq(bench_order_frames(b, base, &o, &rs), 0);
+	cr_expect_neq(memcmp(a, b, sizeof(a)), 0, "another seed, another order");
+	o.frames_at_once = 1; /* one frame at a time: each frame whole before the next */
+	cr_assert_eq(bench_order_frames(a, base, &o, &rs), 0);
+	check_window(a, 32, &o, base);
 }

@@ -3,7 +3,8 @@
 # purge-bench end to end, in under a second: bad output paths are refused
 # before the run; --csv --out writes a CSV whose first line is the header,
 # a JSON sidecar with a schema version and the table on stdout; --csv alone
-# keeps stdout plain CSV.  The timings are never looked at.
+# keeps stdout plain CSV; --layout frames with THP advised runs.  The
+# timings are never looked at.
 set -eu
 bench=$1
 dir=$(mktemp -d)
@@ -36,4 +37,11 @@ fi
 
 quick --csv >"$dir/stdout.csv" 2>/dev/null
 [ "$(head -1 "$dir/stdout.csv")" = "$header" ] || fail "--csv: stdout is not plain CSV"
+
+# whole huge page frames, THP advised, automatic flushes: runs, same rows
+quick --layout frames --size 4M --thp madvise --csv >"$dir/frames.csv" 2>"$dir/frames.table" ||
+	fail "--layout frames --thp madvise failed: $(tail -n 1 "$dir/frames.table")"
+[ "$(wc -l <"$dir/frames.csv")" -eq 9 ] || fail "--layout frames: not the header and 8 rows"
+grep -q '^# frames: 2 of 2M, 2 freed at a time' "$dir/frames.table" ||
+	fail "--layout frames: no frames line in the table's header"
 echo "test-smoke: ok"
