@@ -21,7 +21,7 @@
 const char *const bench_layouts[BENCH_NAMES] = {"scattered", "adjacent", "random", "frames"};
 const char *const bench_thps[BENCH_NAMES] = {"system", "never", "always", "madvise"};
 const char *const bench_rows[BENCH_NAMES] = {"madvise-loop", "floor", "raw-pmadv", "purge-nocoal",
-                                             "purge-default"};
+                                             "purge-default", "purge-huge"};
 const char *const bench_modes[BENCH_NAMES] = {
 	[PURGE_MODE_AUTO] = "auto", [PURGE_MODE_VECTORED] = "vectored", [PURGE_MODE_LOOP] = "loop"};
 const char *const bench_advices[BENCH_NAMES] = {
@@ -101,12 +101,15 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 static void usage(const char *prog, size_t frame)
 {
 	printf("usage: %s [options]\n"
-	       "Time purging a private anonymous region in --piece ranges, five ways (rows):\n"
+	       "Time purging a private anonymous region in --piece ranges, six ways (rows):\n"
 	       "  madvise-loop   one madvise() per piece: the baseline\n"
 	       "  floor          one madvise() over the whole region: the work itself\n"
 	       "  raw-pmadv      process_madvise(PIDFD_SELF) with vlen pieces per call\n"
 	       "  purge-nocoal   libpurge at batch = vlen, PURGE_NO_COALESCE\n"
 	       "  purge-default  libpurge at batch = vlen, neighbours merged\n"
+	       "  purge-huge     the same with PURGE_HUGE: whole huge page frames first,\n"
+	       "                 parts of a frame held until it is whole (n/a until the\n"
+	       "                 library has the flag)\n"
 	       "Workload:\n"
 	       "  --size SIZE      region size (default 64M)\n"
 	       "  --piece SIZE     bytes per purged range, whole pages (default 4K; 128K\n"

@@ -103,7 +103,7 @@ static void table_row(FILE *f, const struct bench_report *r, const struct bench_
 		snprintf(vlen, sizeof(vlen), "%u", x->vlen);
 	fprintf(f, "%-14s %5s", bench_rows[x->kind], vlen);
 	if (x->skipped) {
-		fprintf(f, "  n/a: process_madvise(PIDFD_SELF) refused for this advice\n");
+		fprintf(f, "  n/a: %s\n", x->skipped);
 		return;
 	}
 	fields(r, x, v);
@@ -178,13 +178,15 @@ void bench_print_table(FILE *f, const struct bench_report *r)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", r->warn[i]);
 }
 
-/* Skipped rows and unmeasured fields are empty. */
+/* Skipped rows and unmeasured fields are empty; the last column says why a
+ * row was skipped (the reasons hold no commas). */
 void bench_print_csv(FILE *f, const struct bench_report *r)
 {
 	double v[NFIELDS];
 	fprintf(f, "row,vlen");
 	for (int k = 0; k < NFIELDS; k++)
 		fprintf(f, ",%s", field_names[k]);
+	fprintf(f, ",skipped");
 	for (size_t i = 0; i < r->res.nrows; i++) {
 		const struct bench_result *x = &r->res.rows[i];
 		fprintf(f, "\n%s,", bench_rows[x->kind]);
@@ -196,6 +198,7 @@ void bench_print_csv(FILE *f, const struct bench_report *r)
 				fputc(',', f);
 			else
 				fprintf(f, ",%.*f", field_prec[k], v[k]);
+		fprintf(f, ",%s", x->skipped ? x->skipped : "");
 	}
 	fputc('\n', f);
 }
@@ -273,9 +276,11 @@ static void json_row(FILE *f, const struct bench_report *r, const struct bench_r
 	double v[NFIELDS];
 	fprintf(f, "    {\"row\": \"%s\", \"vlen\": ", bench_rows[x->kind]);
 	fprintf(f, x->vlen ? "%u" : "null%.0u", x->vlen);
-	fprintf(f, ", \"skipped\": %s", x->skipped ? "true}" : "false");
-	if (x->skipped)
+	if (x->skipped) {
+		fprintf(f, ", \"skipped\": true, \"skip_reason\": %s}", jstr(x->skipped));
 		return;
+	}
+	fprintf(f, ", \"skipped\": false");
 	fields(r, x, v);
 	for (int k = 0; k < NFIELDS; k++)
 		if (v[k] >= 0)

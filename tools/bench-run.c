@@ -150,6 +150,9 @@ int bench_work_init(struct bench_work *w, const struct bench_opts *o, char *err,
 	ret = make_queue(w, PURGE_NO_COALESCE, &w->q[ROW_NOCOAL]);
 	if (!ret)
 		ret = make_queue(w, 0, &w->q[ROW_DEFAULT]);
+	/* the same config took 0 without the flag: -EINVAL is the flag's */
+	if (!ret && (ret = make_queue(w, PURGE_HUGE, &w->q[ROW_HUGE])) == -EINVAL)
+		ret = 0;
 	if (ret)
 		snprintf(err, errlen, "purge_queue_create: %s", strerror(-ret));
 	return ret;
@@ -246,25 +249,35 @@ static int pass(struct bench_work *w, struct bench_result *x, unsigned r)
 	return 0;
 }
 
-/* Loop and floor first (no vlen), then raw, nocoal, default at each vlen,
- * for the kinds in the mask; the samples of every row in one block. */
-static int alloc_rows(struct bench_results *res, const struct bench_opts *o, unsigned kinds,
-                      bool have_raw)
+/* Why row k cannot run here; NULL when it can. */
+static const char *skip_reason(const struct bench_work *w, int k)
 {
-	size_t max = 2 + 3 * (size_t)o->nvlens;
+	if (k == ROW_RAW && !w->have_raw)
+		return "process_madvise(PIDFD_SELF) refused for this advice";
+	if (k == ROW_HUGE && !w->q[ROW_HUGE])
+		return "the library lacks PURGE_HUGE";
+	return NULL;
+}
+
+/* Loop and floor first (no vlen), then raw, nocoal, default, huge at each
+ * vlen, for the kinds in the mask; the samples of every row in one block. */
+static int alloc_rows(struct bench_results *res, const struct bench_work *w, unsigned kinds)
+{
+	const struct bench_opts *o = w->o;
+	size_t max = 2 + 4 * (size_t)o->nvlens;
 	res->repeat = o->repeat;
 	res->rows = calloc(max, sizeof(*res->rows));
 	res->samples = calloc(2 * max * o->repeat, sizeof(double));
 	if (!res->rows || !res->samples)
 		return -ENOMEM;
 	for (unsigned v = 0; v <= o->nvlens; v++)
-		for (int k = v ? ROW_RAW : ROW_LOOP; k <= (v ? ROW_DEFAULT : ROW_FLOOR); k++) {
+		for (int k = v ? ROW_RAW : ROW_LOOP; k <= (v ? ROW_HUGE : ROW_FLOOR); k++) {
 			struct bench_result *x = &res->rows[res->nrows];
 			if (!(kinds & 1u << k))
 				continue;
 			x->kind = (enum bench_row)k;
 			x->vlen = v ? o->vlens[v - 1] : 0;
-			x->skipped = k == ROW_RAW && !have_raw;
+			x->skipped = skip_reason(w, k);
 			x->ns = res->samples + 2 * res->nrows++ * o->repeat;
 			x->refault_ns = x->ns + o->repeat;
 		}
@@ -307,7 +320,7 @@ int bench_sweep(struct bench_work *w, const struct bench_opts *o, unsigned kinds
 {
 	memset(res, 0, sizeof(*res));
 	res->pages = w->npieces * (o->piece / w->page);
-	if (alloc_rows(res, o, kinds, w->have_raw)) {
+	if (alloc_rows(res, w, kinds)) {
 		snprintf(err, errlen, "out of memory for the results");
 		return -ENOMEM;
 	}

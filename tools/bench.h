@@ -56,11 +56,11 @@ static inline struct bench_frames bench_frames_of(const struct purge_stats *st)
 #define BENCH_LOAD_MAX     0.5  /* load average per CPU above this: a loaded machine */
 #define BENCH_SUGGEST_RUNS 4    /* --suggest sweeps at most, until two picks agree */
 #define BENCH_MAX_WARN     4
-#define BENCH_JSON_SCHEMA  2 /* the unversioned JSON of earlier builds is 1 */
+#define BENCH_JSON_SCHEMA  3 /* 2: before purge-huge and skip_reason; unversioned: 1 */
 
 enum { LAYOUT_SCATTERED, LAYOUT_ADJACENT, LAYOUT_RANDOM, LAYOUT_FRAMES };
 enum { THP_SYSTEM, THP_NEVER, THP_ALWAYS, THP_MADVISE };
-enum bench_row { ROW_LOOP, ROW_FLOOR, ROW_RAW, ROW_NOCOAL, ROW_DEFAULT, ROW_KINDS };
+enum bench_row { ROW_LOOP, ROW_FLOOR, ROW_RAW, ROW_NOCOAL, ROW_DEFAULT, ROW_HUGE, ROW_KINDS };
 
 /* Names by value (NULL: no such value) for --layout, --thp, the rows,
  * --mode (PURGE_MODE_*) and --advice (MADV_*). */
@@ -99,16 +99,17 @@ struct bench_summary {
 
 struct bench_result {
 	enum bench_row kind;
-	unsigned vlen;      /* 0 for loop and floor, which do not depend on it */
-	bool skipped;       /* raw rows when process_madvise(PIDFD_SELF) is refused */
-	uint64_t syscalls;  /* per pass */
-	double *ns;         /* [repeat] purge time of each pass, in pass order */
-	double *refault_ns; /* [repeat], 0 without --refault */
+	unsigned vlen;       /* 0 for loop and floor, which do not depend on it */
+	const char *skipped; /* why the row was not run (raw rows when process_madvise
+	                        is refused, purge-huge without PURGE_HUGE); NULL: it ran */
+	uint64_t syscalls;   /* per pass */
+	double *ns;          /* [repeat] purge time of each pass, in pass order */
+	double *refault_ns;  /* [repeat], 0 without --refault */
 	struct bench_summary time, refault;
 };
 
 struct bench_results {
-	struct bench_result *rows; /* loop, floor, then raw/nocoal/default per vlen */
+	struct bench_result *rows; /* loop, floor, then raw/nocoal/default/huge per vlen */
 	size_t nrows;
 	double *samples; /* what the rows' ns and refault_ns point into */
 	unsigned repeat;
@@ -216,7 +217,8 @@ struct bench_work {
 	size_t step;       /* pieces are every step-th piece of the region: 2 when scattered */
 	struct iovec *iov; /* the pieces, in the order the layout purges them */
 	bool have_raw;     /* process_madvise(PIDFD_SELF) takes this advice */
-	struct purge_queue *q[ROW_KINDS]; /* ROW_NOCOAL and ROW_DEFAULT */
+	struct purge_queue *q[ROW_KINDS]; /* ROW_NOCOAL, ROW_DEFAULT and ROW_HUGE (NULL
+	                                     while the library lacks PURGE_HUGE) */
 };
 /* Map the region, lay out the pieces, make the queues: 0 or -errno and err. */
 int bench_work_init(struct bench_work *w, const struct bench_opts *o, char *err, size_t errlen);

@@ -505,15 +505,16 @@ Test(output, csv_header_first_then_rows)
 {
 	struct fake f;
 	fake_init(&f);
-	f.rows[5].skipped = true; /* raw-pmadv at 64, as when process_madvise is refused */
+	f.rows[5].skipped = "refused"; /* raw-pmadv at 64, as when process_madvise is refused */
 	char *csv = print(bench_print_csv, fake_done(&f, 1));
 	const char *header = "row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,"
-	                     "vs_floor,syscalls,refault_ns\n";
+	                     "vs_floor,syscalls,refault_ns,skipped\n";
 	cr_expect_eq(strncmp(csv, header, strlen(header)), 0, "first line: %.60s", csv);
 	cr_expect_eq(count_char(csv, '\n'), 9, "header + 8 rows");
-	cr_expect_eq(count_char(csv, ','), 9 * 10, "11 fields on every line");
+	cr_expect_eq(count_char(csv, ','), 9 * 11, "12 fields on every line");
 	cr_expect(strstr(csv, "\nmadvise-loop,,1000000,"), "loop has no vlen:\n%s", csv);
-	cr_expect(strstr(csv, "\nraw-pmadv,64,,,,,,,,,\n"), "a skipped row is empty:\n%s", csv);
+	cr_expect(strstr(csv, "\nraw-pmadv,64,,,,,,,,,,refused\n"),
+	          "a skipped row is empty but for why:\n%s", csv);
 	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
 	cr_expect(!strchr(csv, '#'), "no comment lines");
 	free(csv);
@@ -526,7 +527,7 @@ Test(output, json_versioned_with_samples)
 	for (int j = 0; j < 5; j++)
 		f.ns[7][j] = j % 2 ? 3e5 : 1e5;
 	char *js = print(bench_print_json, fake_done(&f, 4));
-	cr_expect(strstr(js, "\"schema_version\": 2,"), "%s", js);
+	cr_expect(strstr(js, "\"schema_version\": 3,"), "%s", js);
 	cr_expect(strstr(js, "\"cpu\": \"Xeon \\\"Gold\\\" \\\\\\u0009\""), "escaped:\n%s", js);
 	cr_expect(strstr(js, "\"samples_ns\": [1000000, 1010000, 990000, 1020000, 980000]"),
 	          "samples in pass order:\n%s", js);
@@ -558,6 +559,32 @@ Test(output, table_flags_noise)
 	cr_expect(strstr(t, "\nwarning: load average 1.50"), "%s", t);
 	cr_expect(strstr(t, "\nwarning: 1 of 8 rows"), "%s", t);
 	free(t);
+}
+
+/* purge-huge at vlen 64, in place of purge-nocoal, skipped as it is until
+ * the library has PURGE_HUGE: every output says why, none has numbers. */
+Test(output, skipped_huge_row_says_why)
+{
+	struct fake f;
+	fake_init(&f);
+	f.rows[6].kind = ROW_HUGE;
+	f.rows[6].skipped = "the library lacks PURGE_HUGE";
+	struct bench_report *r = fake_done(&f, 1);
+	char *t = print(bench_print_table, r), *csv = print(bench_print_csv, r);
+	char *js = print(bench_print_json, r);
+	cr_expect(strstr(t, "\npurge-huge        64  n/a: the library lacks PURGE_HUGE\n"), "%s",
+	          t);
+	cr_expect(strstr(csv, "\npurge-huge,64,,,,,,,,,,the library lacks PURGE_HUGE\n"), "%s",
+	          csv);
+	cr_expect(strstr(js, "{\"row\": \"purge-huge\", \"vlen\": 64, \"skipped\": true, "
+	                     "\"skip_reason\": \"the library lacks PURGE_HUGE\"}"),
+	          "%s", js);
+	cr_expect(strstr(js, "{\"row\": \"purge-default\", \"vlen\": 64, \"skipped\": false, "
+	                     "\"median_ns\""),
+	          "%s", js);
+	free(t);
+	free(csv);
+	free(js);
 }
 
 /* Each run's purge-default medians, by the sweep's vlens, and its pick. */

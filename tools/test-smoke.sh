@@ -23,13 +23,13 @@ for opt in --out --plot; do
 done
 
 quick --suggest --csv --out "$dir/r.csv" >"$dir/table"
-header=row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,vs_floor,syscalls,refault_ns
+header=row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,vs_floor,syscalls,refault_ns,skipped
 [ "$(head -1 "$dir/r.csv")" = "$header" ] || fail "the CSV does not start with its header"
-[ "$(wc -l <"$dir/r.csv")" -eq 9 ] || fail "the CSV should hold the header and 8 rows"
+[ "$(wc -l <"$dir/r.csv")" -eq 11 ] || fail "the CSV should hold the header and 10 rows"
 grep -q '^# purge-bench' "$dir/table" || fail "no table on stdout"
 grep -q '^suggest: .*(runs picked [0-9]*, [0-9]' "$dir/table" ||
 	fail "--suggest did not rerun until two runs agree"
-grep -q '"schema_version": 2' "$dir/r.json" || fail "no JSON sidecar with a schema version"
+grep -q '"schema_version": 3' "$dir/r.json" || fail "no JSON sidecar with a schema version"
 if command -v python3 >/dev/null; then
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/r.json" ||
 		fail "the JSON sidecar does not parse"
@@ -41,7 +41,10 @@ quick --csv >"$dir/stdout.csv" 2>/dev/null
 # whole huge page frames, THP advised, automatic flushes: runs, same rows
 quick --layout frames --size 4M --thp madvise --csv >"$dir/frames.csv" 2>"$dir/frames.table" ||
 	fail "--layout frames --thp madvise failed: $(tail -n 1 "$dir/frames.table")"
-[ "$(wc -l <"$dir/frames.csv")" -eq 9 ] || fail "--layout frames: not the header and 8 rows"
+[ "$(wc -l <"$dir/frames.csv")" -eq 11 ] || fail "--layout frames: not the header and 10 rows"
+# purge-huge runs, or says why not: never an empty row without a reason
+grep -Eq '^purge-huge,4,([0-9]|.*,the library lacks PURGE_HUGE$)' "$dir/frames.csv" ||
+	fail "purge-huge neither measured nor skipped with its reason"
 grep -q '^# frames: 2 of 2M, 2 freed at a time' "$dir/frames.table" ||
 	fail "--layout frames: no frames line in the table's header"
 echo "test-smoke: ok"
