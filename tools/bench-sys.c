@@ -55,6 +55,7 @@ void bench_machine_read(struct bench_machine *m, int advice)
 	m->backend = b == PURGE_BACKEND_VECTORED ? "vectored"
 	             : b == PURGE_BACKEND_LOOP   ? "loop"
 	                                         : "error";
+	bench_memsrc_find(&m->mem, "/proc/self/cgroup", "/sys/fs/cgroup", "/proc/self/statm");
 	bench_loadavg(m->load_start);
 	m->load_end[0] = m->load_end[1] = m->load_end[2] = -1;
 }

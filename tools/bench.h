@@ -55,8 +55,9 @@ static inline struct bench_frames bench_frames_of(const struct purge_stats *st)
 #define BENCH_SPREAD_MAX   2.0  /* a row whose p90/p10 is above this is noisy */
 #define BENCH_LOAD_MAX     0.5  /* load average per CPU above this: a loaded machine */
 #define BENCH_SUGGEST_RUNS 4    /* --suggest sweeps at most, until two picks agree */
-#define BENCH_MAX_WARN     4
-#define BENCH_JSON_SCHEMA  3 /* 2: before purge-huge and skip_reason; unversioned: 1 */
+#define BENCH_MAX_WARN     6
+#define BENCH_HUGE_MIN     0.9 /* THP advised: a row should start this much huge-backed */
+#define BENCH_JSON_SCHEMA  3   /* 2: before purge-huge and skip_reason; unversioned: 1 */
 
 enum { LAYOUT_SCATTERED, LAYOUT_ADJACENT, LAYOUT_RANDOM, LAYOUT_FRAMES };
 enum { THP_SYSTEM, THP_NEVER, THP_ALWAYS, THP_MADVISE };
@@ -97,6 +98,38 @@ struct bench_summary {
 	double median, p10, p90;
 };
 
+/* What each pass of a row leaves in memory, with --thp other than system
+ * (bench_mem_measured).  "half": after the first half of the pieces
+ * (library rows: enqueued, with the automatic flushes they triggered);
+ * "drop": how much the usage (cgroup, or RSS where unreadable) fell since
+ * the start of the purge.  NAN where unknown or undefined. */
+enum bench_mem {
+	MF_SPLIT_HALF,   /* thp_split_pmd (/proc/vmstat) rise by half-way */
+	MF_SPLIT_END,    /* and by the end */
+	MF_PURGED_HALF,  /* bytes purged by half-way (library rows: purge_stats) */
+	MF_DROP_HALF,    /* usage drop by half-way, bytes */
+	MF_LEFT_HALF,    /* MF_DROP_HALF / MF_PURGED_HALF: what left at once */
+	MF_DROP_END,     /* usage drop by the end, bytes */
+	MF_HUGE_BEFORE,  /* AnonHugePages (smaps_rollup) before the purge, bytes */
+	MF_HUGE_AFTER,   /* and after it */
+	MF_FRAMES_WHOLE, /* library rows, where it counts frames: frames purged whole */
+	MF_FRAMES_SPLIT, /* purges of part of a huge-backed frame */
+	MF_HELD_HALF,    /* bytes held for their frame at half-way */
+	MF_FIELDS
+};
+extern const char *const bench_mem_names[MF_FIELDS];
+
+static inline bool bench_mem_measured(const struct bench_opts *o)
+{
+	return o->thp != THP_SYSTEM;
+}
+
+/* --thp madvise and always both advise MADV_HUGEPAGE */
+static inline bool bench_thp_advised(const struct bench_opts *o)
+{
+	return o->thp == THP_ALWAYS || o->thp == THP_MADVISE;
+}
+
 struct bench_result {
 	enum bench_row kind;
 	unsigned vlen;       /* 0 for loop and floor, which do not depend on it */
@@ -106,22 +139,32 @@ struct bench_result {
 	double *ns;          /* [repeat] purge time of each pass, in pass order */
 	double *refault_ns;  /* [repeat], 0 without --refault */
 	struct bench_summary time, refault;
+	double *mem;                  /* [MF_FIELDS][repeat]; NULL unless bench_mem_measured */
+	double mem_median[MF_FIELDS]; /* of the known values; NAN if none */
 };
 
 struct bench_results {
 	struct bench_result *rows; /* loop, floor, then raw/nocoal/default/huge per vlen */
 	size_t nrows;
-	double *samples; /* what the rows' ns and refault_ns point into */
+	double *samples;     /* what the rows' ns and refault_ns point into */
+	double *mem_samples; /* and their mem */
 	unsigned repeat;
 	size_t pages;  /* pages in the purged pieces: the ns/page denominator */
 	double wall_s; /* the whole sweep, untimed touches included */
 };
 
+enum { MEM_CGROUP_V1 = 1, MEM_CGROUP_V2, MEM_RSS };
+struct bench_memsrc {
+	int kind;       /* MEM_* */
+	char path[512]; /* the file the usage is read from */
+	char note[256]; /* MEM_RSS: why no cgroup file; the root cgroup: a caveat */
+};
 struct bench_machine {
 	char cpu[128], kernel[128], arch[72], thp[32], pinning[160];
 	long cpus, page;
 	double load_start[3], load_end[3]; /* 1, 5, 15 min; -1 = unknown */
 	const char *backend;               /* purge_backend(advice) in auto mode */
+	struct bench_memsrc mem;           /* where the memory usage is read */
 };
 
 struct bench_report {
@@ -155,6 +198,10 @@ void bench_sidecar_path(const char *out, char *buf, size_t len);
 /* Percentile q (0..100) by linear interpolation between closest ranks; sorts v. */
 double bench_percentile(double *v, size_t n, double q);
 struct bench_summary bench_summarize(const double *v, size_t n);
+/* The median of the values of v that are not NAN; NAN if none is. */
+double bench_median_known(const double *v, size_t n);
+/* A row's time, refault and (with x->mem) memory summaries of repeat passes. */
+void bench_summarize_row(struct bench_result *x, unsigned repeat);
 double bench_spread(struct bench_summary s); /* p90 / p10 */
 /* Index of the smallest vlen whose median is within BENCH_TOLERANCE of the best; -1 if n == 0. */
 int bench_suggest(const double *medians, size_t n);
@@ -169,7 +216,8 @@ void bench_add_run(struct bench_report *r, const struct bench_results *res);
  * run (run 0) is above that run's best by more than BENCH_TOLERANCE. */
 bool bench_table_agrees(const struct bench_report *r);
 /* Fill r->warn: loaded machine, noisy rows, unstable --suggest, a
- * suggestion the table disagrees with. */
+ * suggestion the table disagrees with; huge pages advised but missing,
+ * and memory usage read from RSS. */
 void bench_check_noise(struct bench_report *r);
 
 /* bench-output.c */
@@ -187,12 +235,6 @@ int bench_read_number(const char *path, uint64_t *out);
 /* Resident bytes: the second field of a statm file, in pages. */
 int bench_read_statm(const char *path, size_t page, uint64_t *out);
 
-enum { MEM_CGROUP_V1 = 1, MEM_CGROUP_V2, MEM_RSS };
-struct bench_memsrc {
-	int kind;       /* MEM_* */
-	char path[512]; /* the file the usage is read from */
-	char note[256]; /* MEM_RSS: why no cgroup file; the root cgroup: a caveat */
-};
 /* Where this process's memory usage is read: its memory cgroup's usage
  * file, found from proc_cgroup (/proc/self/cgroup) under root
  * (/sys/fs/cgroup), v1 first; the first that reads.  Else statm. */
@@ -217,11 +259,14 @@ struct bench_work {
 	size_t step;       /* pieces are every step-th piece of the region: 2 when scattered */
 	struct iovec *iov; /* the pieces, in the order the layout purges them */
 	bool have_raw;     /* process_madvise(PIDFD_SELF) takes this advice */
+	const struct bench_memsrc *mem;
 	struct purge_queue *q[ROW_KINDS]; /* ROW_NOCOAL, ROW_DEFAULT and ROW_HUGE (NULL
 	                                     while the library lacks PURGE_HUGE) */
 };
-/* Map the region, lay out the pieces, make the queues: 0 or -errno and err. */
-int bench_work_init(struct bench_work *w, const struct bench_opts *o, char *err, size_t errlen);
+/* Map the region, lay out the pieces, make the queues: 0 or -errno and err.
+ * mem: where the passes read the memory usage (bench_mem_measured). */
+int bench_work_init(struct bench_work *w, const struct bench_opts *o,
+                    const struct bench_memsrc *mem, char *err, size_t errlen);
 void bench_work_fini(struct bench_work *w);
 /* Every row of the kinds in the mask (1 << ROW_*), interleaved pass by pass.
  * 0, or a negative errno with a reason in err (a purge failed). */

@@ -81,7 +81,7 @@ static int measure(struct bench_report *r, char *err, size_t errlen)
 	const struct bench_opts *o = r->o;
 	struct bench_work w;
 	struct bench_helpers *hs = NULL;
-	int ret = bench_work_init(&w, o, err, errlen);
+	int ret = bench_work_init(&w, o, &r->m.mem, err, errlen);
 	if (!ret &&
 	    (ret = bench_helpers_start(o->threads - 1, &hs, r->m.pinning, sizeof(r->m.pinning))))
 		snprintf(err, errlen, "starting helper threads: %s", strerror(-ret));

@@ -5,6 +5,7 @@
 #include <criterion/redirect.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -377,7 +378,8 @@ static void fake_init(struct fake *f)
 		x->refault_ns = f->refault_ns;
 	}
 	f->r.o = &f->o;
-	f->r.res = (struct bench_results){f->rows, 8, NULL, 5, 100, 1.5};
+	f->r.res = (struct bench_results){
+	    .rows = f->rows, .nrows = 8, .repeat = 5, .pages = 100, .wall_s = 1.5};
 	f->r.m = (struct bench_machine){
 	    .cpu = "Xeon \"Gold\" \\\t", .cpus = 2, .page = 4096, .backend = "vectored"};
 	for (int i = 0; i < 3; i++)
@@ -391,7 +393,7 @@ static void fake_init(struct fake *f)
 static struct bench_report *fake_done(struct fake *f, unsigned npicks)
 {
 	for (int i = 0; i < 8; i++)
-		f->rows[i].time = bench_summarize(f->ns[i], 5);
+		bench_summarize_row(&f->rows[i], 5);
 	f->r.npicks = f->r.nwarn = 0;
 	bench_add_run(&f->r, &f->r.res);
 	for (unsigned i = 1; i < npicks; i++)
@@ -404,8 +406,9 @@ Test(stats, pick)
 {
 	struct fake f;
 	fake_init(&f);
-	cr_expect_eq(bench_pick(&(struct bench_results){f.rows, 8, NULL, 5, 100, 1}), 1,
-	             "every median 0 (not summarised): a tie, the smallest vlen wins");
+	cr_expect_eq(bench_pick(&(struct bench_results){
+	                 .rows = f.rows, .nrows = 8, .repeat = 5, .pages = 100, .wall_s = 1}),
+	             1, "every median 0 (not summarised): a tie, the smallest vlen wins");
 	fake_done(&f, 1);
 	cr_expect_eq(f.r.picks[0], 64, "default at 64 is 5x faster than at 1");
 	for (int j = 0; j < 5; j++)
@@ -501,6 +504,14 @@ static unsigned count_char(const char *s, char c)
 	return n;
 }
 
+/* The CSV line of a skipped row: its row and vlen, 20 empty fields, why. */
+static const char *skipped_line(const char *row_vlen, const char *why)
+{
+	static char buf[256];
+	snprintf(buf, sizeof(buf), "\n%s%.21s%s\n", row_vlen, ",,,,,,,,,,,,,,,,,,,,,,,,", why);
+	return buf;
+}
+
 Test(output, csv_header_first_then_rows)
 {
 	struct fake f;
@@ -508,12 +519,14 @@ Test(output, csv_header_first_then_rows)
 	f.rows[5].skipped = "refused"; /* raw-pmadv at 64, as when process_madvise is refused */
 	char *csv = print(bench_print_csv, fake_done(&f, 1));
 	const char *header = "row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,"
-	                     "vs_floor,syscalls,refault_ns,skipped\n";
+	                     "vs_floor,syscalls,refault_ns,thp_split_half,thp_split_end,"
+	                     "purged_half,mem_drop_half,left_half,mem_drop_end,anon_huge_before,"
+	                     "anon_huge_after,frames_whole,frames_split,held_half,skipped\n";
 	cr_expect_eq(strncmp(csv, header, strlen(header)), 0, "first line: %.60s", csv);
 	cr_expect_eq(count_char(csv, '\n'), 9, "header + 8 rows");
-	cr_expect_eq(count_char(csv, ','), 9 * 11, "12 fields on every line");
+	cr_expect_eq(count_char(csv, ','), 9 * 22, "23 fields on every line");
 	cr_expect(strstr(csv, "\nmadvise-loop,,1000000,"), "loop has no vlen:\n%s", csv);
-	cr_expect(strstr(csv, "\nraw-pmadv,64,,,,,,,,,,refused\n"),
+	cr_expect(strstr(csv, skipped_line("raw-pmadv,64", "refused")),
 	          "a skipped row is empty but for why:\n%s", csv);
 	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
 	cr_expect(!strchr(csv, '#'), "no comment lines");
@@ -574,7 +587,7 @@ Test(output, skipped_huge_row_says_why)
 	char *js = print(bench_print_json, r);
 	cr_expect(strstr(t, "\npurge-huge        64  n/a: the library lacks PURGE_HUGE\n"), "%s",
 	          t);
-	cr_expect(strstr(csv, "\npurge-huge,64,,,,,,,,,,the library lacks PURGE_HUGE\n"), "%s",
+	cr_expect(strstr(csv, skipped_line("purge-huge,64", "the library lacks PURGE_HUGE")), "%s",
 	          csv);
 	cr_expect(strstr(js, "{\"row\": \"purge-huge\", \"vlen\": 64, \"skipped\": true, "
 	                     "\"skip_reason\": \"the library lacks PURGE_HUGE\"}"),
@@ -861,4 +874,132 @@ Test(order, frames_window)
 	o.frames_at_once = 1; /* one frame at a time: each frame whole before the next */
 	cr_assert_eq(bench_order_frames(a, base, &o, &rs), 0);
 	check_window(a, 32, &o, base);
+}
+
+Test(stats, median_known)
+{
+	const double v[] = {NAN, 3, 1, NAN, 2};
+	cr_expect_float_eq(bench_median_known(v, 5), 2, 1e-12, "NANs are not values");
+	cr_expect_float_eq(bench_median_known(v + 1, 2), 2, 1e-12);
+	cr_expect(isnan(bench_median_known(v, 1)), "only NAN: unknown");
+	cr_expect(isnan(bench_median_known(v, 0)));
+}
+
+/* --thp madvise: every row of the fake gets memory samples as a pass
+ * leaves them: 12 splits by half-way, 25 by the end; 24 MiB purged by
+ * half-way, of which 18 MiB left the cgroup (0.75); 64 MiB by the end. */
+static double fake_mem_samples[8][MF_FIELDS][5];
+
+static void fake_mem(struct fake *f)
+{
+	static const double per_pass[MF_FIELDS] = {12,       25, 24 << 20, 18 << 20, 0.75, 64 << 20,
+	                                           64 << 20, 0,  NAN,      NAN,      NAN};
+	f->o.thp = THP_MADVISE;
+	f->r.m.mem = (struct bench_memsrc){.kind = MEM_CGROUP_V1, .path = "/cg/memory.usage"};
+	for (int i = 0; i < 8; i++) {
+		for (int k = 0; k < MF_FIELDS; k++)
+			for (int j = 0; j < 5; j++)
+				fake_mem_samples[i][k][j] = per_pass[k];
+		fake_mem_samples[i][MF_DROP_HALF][0] = NAN; /* one pass could not read it */
+		f->rows[i].mem = &fake_mem_samples[i][0][0];
+	}
+	for (int j = 0; j < 5; j++) { /* floor purges nothing by half-way: no share */
+		fake_mem_samples[1][MF_PURGED_HALF][j] = 0;
+		fake_mem_samples[1][MF_LEFT_HALF][j] = NAN;
+	}
+}
+
+Test(output, memory_table)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	char *t = print(bench_print_table, fake_done(&f, 1));
+	cr_expect(strstr(t, "\n# memory: cgroup v1 /cg/memory.usage"), "%s", t);
+	cr_expect(strstr(t, "thp_split_pmd from /proc/vmstat (machine-wide)"), "%s", t);
+	cr_expect(strstr(t, "smaps_rollup (process-wide)"), "%s", t);
+	cr_expect(strstr(t, "\nmemory per pass"), "%s", t);
+	cr_expect(strstr(t, "\npurge-default     64      0.201         12        25        24.0"
+	                    "      18.0      0.75     64.0       64.0      0.0"),
+	          "%s", t);
+	cr_expect(strstr(t, "\nfloor              -      0.100         12        25         0.0"
+	                    "      18.0         -"),
+	          "%s", t);
+	free(t);
+}
+
+Test(output, memory_csv_and_json)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	struct bench_report *r = fake_done(&f, 1);
+	char *csv = print(bench_print_csv, r), *js = print(bench_print_json, r);
+	cr_expect(strstr(csv,
+	                 ",refault_ns,thp_split_half,thp_split_end,purged_half,mem_drop_half,"
+	                 "left_half,mem_drop_end,anon_huge_before,anon_huge_after,frames_whole,"
+	                 "frames_split,held_half,skipped\n"),
+	          "%s", csv);
+	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
+	cr_expect(strstr(csv, ",12,25,25165824,18874368,0.750,67108864,67108864,0,,,,\n"), "%s",
+	          csv);
+	cr_expect_eq(count_char(csv, ','), 9 * 22, "23 fields on every line");
+	cr_expect(strstr(js, "\"memory\": {\"measured\": true, \"usage\": \"cgroup-v1\", \"path\": "
+	                     "\"/cg/memory.usage\""),
+	          "%s", js);
+	cr_expect(strstr(js, "\"thp_split_half\": 12, \"thp_split_end\": 25, \"purged_half\": "
+	                     "25165824, \"mem_drop_half\": 18874368, \"left_half\": 0.750"),
+	          "%s", js);
+	cr_expect(strstr(js, "\"mem_samples\": {\"thp_split_half\": [12, 12, 12, 12, 12]"), "%s",
+	          js);
+	cr_expect(strstr(js, "\"mem_drop_half\": [null, 18874368,"), "%s", js);
+	cr_expect(!strstr(js, "\"frames_whole\": null,"), "unknown medians are left out:\n%s", js);
+	cr_expect_eq(count_char(js, '{'), count_char(js, '}'));
+	free(csv);
+	free(js);
+}
+
+/* Without THP advice nothing is measured: empty CSV fields, no JSON ones. */
+Test(output, memory_not_measured)
+{
+	struct fake f;
+	fake_init(&f);
+	struct bench_report *r = fake_done(&f, 1);
+	char *t = print(bench_print_table, r), *csv = print(bench_print_csv, r);
+	char *js = print(bench_print_json, r);
+	cr_expect(!strstr(t, "memory per pass") && !strstr(t, "# memory:"), "%s", t);
+	cr_expect(strstr(csv, "\npurge-default,64,201000,") && strstr(csv, ",,,,,,,,,,,\n"), "%s",
+	          csv);
+	cr_expect(strstr(js, "\"memory\": {\"measured\": false}"), "%s", js);
+	cr_expect(!strstr(js, "thp_split_half"), "%s", js);
+	free(t);
+	free(csv);
+	free(js);
+}
+
+Test(noise, memory_caveats)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	for (int j = 0; j < 5; j++)
+		fake_mem_samples[4][MF_HUGE_BEFORE][j] = 32 << 20; /* half of 64M */
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "32.0 of 64.0 MiB in huge pages"), 1,
+	             "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	f.o.thp = THP_NEVER; /* the control: no huge pages expected */
+	for (int j = 0; j < 5; j++)
+		fake_mem_samples[4][MF_HUGE_BEFORE][j] = 0;
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	f.r.m.mem = (struct bench_memsrc){.kind = MEM_RSS,
+	                                  .path = "/proc/self/statm",
+	                                  .note = "no cgroup memory usage (x: gone)"};
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "RSS drops when a huge page is split"), 1,
+	             "first: %s", f.r.warn[0]);
 }
