@@ -176,7 +176,7 @@ static void print_memory(FILE *f, const struct bench_report *r)
 	        "the pieces, with the\n automatic flushes they triggered; left@half = drop@half / "
 	        "purged@half: of what was purged\n by then, the share that left the %s at once; "
 	        "fr_whole, fr_split: frames purged whole or in\n part, held@half: parts held for "
-	        "their frame, where the library counts them):\n%-14s %5s %10s",
+	        "their frame, counted by purge-huge's queue):\n%-14s %5s %10s",
 	        r->res.repeat, r->m.mem.kind == MEM_RSS ? "RSS" : "cgroup", "row", "vlen",
 	        "median_ms");
 	for (int k = 0; k < MF_FIELDS; k++)

@@ -279,14 +279,15 @@ static double purged_by_half(const struct bench_work *w, const struct bench_resu
 	return x->kind == ROW_FLOOR ? 0 : (double)(half * w->o->piece);
 }
 
-/* The library's frame counters, where it has them (it took PURGE_HUGE). */
+/* The library's frame counters: only a PURGE_HUGE queue plans by frames
+ * and counts them (and purge-huge runs only where the library took it). */
 static void record_frames(const struct bench_work *w, struct bench_result *x, double *m,
                           const struct pass_ctx *c)
 {
 	unsigned n = w->o->repeat;
 	struct bench_frames f0 = bench_frames_of(&c->st[0]), f1 = bench_frames_of(&c->st[1]),
 	                    f2 = bench_frames_of(&c->st[2]);
-	bool known = queue_of(w, x->kind) && w->q[ROW_HUGE];
+	bool known = x->kind == ROW_HUGE;
 	m[MF_FRAMES_WHOLE * n] = known ? (double)(f2.whole - f0.whole) : NAN;
 	m[MF_FRAMES_SPLIT * n] = known ? (double)(f2.split - f0.split) : NAN;
 	m[MF_HELD_HALF * n] = known ? (double)f1.held_bytes : NAN;

@@ -112,7 +112,7 @@ enum bench_mem {
 	MF_DROP_END,     /* usage drop by the end, bytes */
 	MF_HUGE_BEFORE,  /* AnonHugePages (smaps_rollup) before the purge, bytes */
 	MF_HUGE_AFTER,   /* and after it */
-	MF_FRAMES_WHOLE, /* library rows, where it counts frames: frames purged whole */
+	MF_FRAMES_WHOLE, /* purge-huge rows (the queue counts them): frames purged whole */
 	MF_FRAMES_SPLIT, /* purges of part of a huge-backed frame */
 	MF_HELD_HALF,    /* bytes held for their frame at half-way */
 	MF_FIELDS

@@ -54,6 +54,11 @@ grep -q '^memory per pass, median of 1' "$dir/frames.table" || fail "--thp madvi
 # columns 12 (thp_split_half) to 19 (anon_huge_after) of madvise-loop
 awk -F, '$1 == "madvise-loop" { for (i = 12; i <= 19; i++) if ($i == "") exit 1; ok = 1 }
 	END { exit !ok }' "$dir/frames.csv" || fail "--thp madvise: memory columns left empty"
+# frames_whole (column 20) comes from a PURGE_HUGE queue only: empty for
+# purge-default, filled for purge-huge where it ran (skipped: column 23)
+awk -F, '$1 == "purge-default" && $20 != "" { exit 1 }
+	$1 == "purge-huge" && $23 == "" && $20 == "" { exit 1 }' "$dir/frames.csv" ||
+	fail "frame counters shown for a queue without PURGE_HUGE, or missing for purge-huge"
 grep -q '"memory": {"measured": true' "$dir/frames.json" || fail "no memory object in the JSON"
 if command -v python3 >/dev/null; then
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/frames.json" ||
