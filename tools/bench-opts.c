@@ -18,10 +18,10 @@
 #endif
 
 /* clang-format off */
-const char *const bench_layouts[BENCH_NAMES] = {"scattered", "adjacent", "random"};
-const char *const bench_thps[BENCH_NAMES] = {"system", "never", "always"};
+const char *const bench_layouts[BENCH_NAMES] = {"scattered", "adjacent", "random", "frames"};
+const char *const bench_thps[BENCH_NAMES] = {"system", "never", "always", "madvise"};
 const char *const bench_rows[BENCH_NAMES] = {"madvise-loop", "floor", "raw-pmadv", "purge-nocoal",
-                                             "purge-default"};
+                                             "purge-default", "purge-huge"};
 const char *const bench_modes[BENCH_NAMES] = {
 	[PURGE_MODE_AUTO] = "auto", [PURGE_MODE_VECTORED] = "vectored", [PURGE_MODE_LOOP] = "loop"};
 const char *const bench_advices[BENCH_NAMES] = {
@@ -98,24 +98,37 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static void usage(const char *prog)
+static void usage(const char *prog, size_t frame)
 {
 	printf("usage: %s [options]\n"
-	       "Time purging a private anonymous region in --piece ranges, five ways (rows):\n"
+	       "Time purging a private anonymous region in --piece ranges, six ways (rows):\n"
 	       "  madvise-loop   one madvise() per piece: the baseline\n"
 	       "  floor          one madvise() over the whole region: the work itself\n"
 	       "  raw-pmadv      process_madvise(PIDFD_SELF) with vlen pieces per call\n"
 	       "  purge-nocoal   libpurge at batch = vlen, PURGE_NO_COALESCE\n"
 	       "  purge-default  libpurge at batch = vlen, neighbours merged\n"
+	       "  purge-huge     the same with PURGE_HUGE: whole huge page frames first,\n"
+	       "                 parts of a frame held until it is whole (n/a until the\n"
+	       "                 library has the flag)\n"
 	       "Workload:\n"
 	       "  --size SIZE      region size (default 64M)\n"
-	       "  --piece SIZE     bytes per purged range, whole pages (default 4K)\n"
+	       "  --piece SIZE     bytes per purged range, whole pages (default 4K; 128K\n"
+	       "                   with --layout frames)\n"
 	       "  --layout L       which pieces are purged, in which order:\n"
 	       "    scattered      (default) every other piece: none touch, nothing merges,\n"
 	       "                   so only batching helps; shows the vlen effect\n"
 	       "    adjacent       every piece in address order: libpurge merges them all,\n"
 	       "                   so purge-default is one call whatever the vlen\n"
 	       "    random         every piece, shuffled (--seed): libpurge sorts and merges\n"
+	       "    frames         whole huge page frames (%zu KiB here), freed a few at a\n"
+	       "                   time in random order (--seed), as an allocator's free runs\n"
+	       "                   arrive; the library rows' queues flush automatically at\n"
+	       "                   --max-pending, the other rows purge each piece as it comes\n"
+	       "  --frames-at-once K  frames layout: frames being freed at a time; each piece\n"
+	       "                   comes from one of them, a finished frame makes room for\n"
+	       "                   the next (default 4)\n"
+	       "  --max-pending SIZE  frames layout: the library rows' max_pending_bytes\n"
+	       "                   (default an eighth of --size)\n"
 	       "  --advice A       dontneed|free|dontneed-locked|cold|pageout (default dontneed)\n"
 	       "  --mode M         library rows: auto|vectored|loop (purge_config.mode;\n"
 	       "                   default auto, which honours $PURGE_MODE)\n"
@@ -123,8 +136,14 @@ static void usage(const char *prog)
 	       "  --repeat N       timed passes per row (default 5)\n"
 	       "  --threads T      T-1 helper threads write memory on other CPUs, so every\n"
 	       "                   TLB flush needs an IPI (default 1)\n"
-	       "  --thp MODE       THP advice on the region: system|never|always (default\n"
-	       "                   system: none)\n"
+	       "  --thp MODE       THP advice on the region: system (default: none), never\n"
+	       "                   (MADV_NOHUGEPAGE), madvise or always (both MADV_HUGEPAGE;\n"
+	       "                   the system setting is left alone); with madvise or always\n"
+	       "                   every pass maps the region afresh, so that huge pages\n"
+	       "                   back it again (a purge splits them).  With any but\n"
+	       "                   system, a memory table beside the times: huge pages split\n"
+	       "                   (thp_split_pmd), bytes that left the memory cgroup (else\n"
+	       "                   RSS) half-way and at the end, AnonHugePages before/after\n"
 	       "  --seed N         shuffle seed for --layout random (default 1)\n"
 	       "  --refault        also time writing the purged pages again\n"
 	       "Output (the table goes to stdout, or to stderr when stdout gets CSV/JSON):\n"
@@ -140,14 +159,16 @@ static void usage(const char *prog)
 	       "a row's p90/p10 above %.1f (marked !); --suggest runs that never agree.\n"
 	       "Exit status: 0; 1 when a purge or an output fails; 2 for bad options or\n"
 	       "output paths (checked before the run).\n",
-	       prog, BENCH_JSON_SCHEMA, BENCH_TOLERANCE * 100, BENCH_SUGGEST_RUNS, BENCH_LOAD_MAX,
-	       BENCH_SPREAD_MAX);
+	       prog, frame >> 10, BENCH_JSON_SCHEMA, BENCH_TOLERANCE * 100, BENCH_SUGGEST_RUNS,
+	       BENCH_LOAD_MAX, BENCH_SPREAD_MAX);
 }
 
-static void set_defaults(struct bench_opts *o)
+/* piece, frames_at_once and max_pending stay 0 here: their defaults depend
+ * on the layout (layout_defaults). */
+static void set_defaults(struct bench_opts *o, size_t frame)
 {
 	*o = (struct bench_opts){.size = (size_t)64 << 20,
-	                         .piece = 4096,
+	                         .frame = frame,
 	                         .repeat = 5,
 	                         .threads = 1,
 	                         .seed = 1,
@@ -190,7 +211,18 @@ static int parse_uint(const char *s, unsigned lo, unsigned long hi, unsigned *ou
 	return 0;
 }
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_REFAULT, OPT_SUGGEST, OPT_THP, OPT_SEED, OPT_MODE, OPT_VER };
+enum {
+	OPT_CSV = 256,
+	OPT_JSON,
+	OPT_REFAULT,
+	OPT_SUGGEST,
+	OPT_THP,
+	OPT_SEED,
+	OPT_MODE,
+	OPT_VER,
+	OPT_FRAMES_AT_ONCE,
+	OPT_MAX_PENDING
+};
 
 /* clang-format off */
 static const struct option long_opts[] = {
@@ -203,6 +235,8 @@ static const struct option long_opts[] = {
 	{"csv", no_argument, NULL, OPT_CSV},         {"json", no_argument, NULL, OPT_JSON},
 	{"refault", no_argument, NULL, OPT_REFAULT}, {"suggest", no_argument, NULL, OPT_SUGGEST},
 	{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, OPT_VER},
+	{"frames-at-once", required_argument, NULL, OPT_FRAMES_AT_ONCE},
+	{"max-pending", required_argument, NULL, OPT_MAX_PENDING},
 	{NULL, 0, NULL, 0},
 };
 /* clang-format on */
@@ -230,6 +264,14 @@ static int apply_number(struct bench_opts *o, int c, const char *arg, char *err,
 	case 't':
 		if (parse_uint(arg, 1, 1024, &o->threads))
 			return fail(err, errlen, "--threads: '%s' is not 1..1024", arg);
+		return 0;
+	case OPT_FRAMES_AT_ONCE:
+		if (parse_uint(arg, 1, 1u << 20, &o->frames_at_once))
+			return fail(err, errlen, "--frames-at-once: '%s' is not 1..1048576", arg);
+		return 0;
+	case OPT_MAX_PENDING:
+		if (bench_parse_size(arg, &o->max_pending))
+			return fail(err, errlen, "--max-pending: bad size '%s' (e.g. 8M)", arg);
 		return 0;
 	default:
 		if (parse_uint(arg, 0, ~0u, &o->seed))
@@ -265,7 +307,7 @@ static int apply_opt(struct bench_opts *o, int c, const char *prog, char *err, s
 		*(c == OPT_REFAULT ? &o->refault : &o->suggest) = true;
 		return 0;
 	case 'h':
-		usage(prog);
+		usage(prog, o->frame);
 		return 1;
 	case OPT_VER:
 		printf("purge-bench (libpurge %d.%d)\n", PURGE_VERSION_MAJOR, PURGE_VERSION_MINOR);
@@ -281,6 +323,39 @@ static bool has_suffix(const char *s, const char *suf)
 	return n >= m && !strcasecmp(s + n - m, suf);
 }
 
+/* The defaults that depend on the layout, for what the options left unset;
+ * -EINVAL for options of the frames layout given with another. */
+static int layout_defaults(struct bench_opts *o, char *err, size_t errlen)
+{
+	bool frames = o->layout == LAYOUT_FRAMES;
+	if (!frames && (o->frames_at_once || o->max_pending))
+		return fail(err, errlen, "--%s needs --layout frames",
+		            o->frames_at_once ? "frames-at-once" : "max-pending");
+	if (!o->piece)
+		o->piece = frames ? (size_t)128 << 10 : 4096;
+	if (frames && !o->frames_at_once)
+		o->frames_at_once = 4;
+	if (frames && !o->max_pending)
+		o->max_pending = o->size / 8;
+	return 0;
+}
+
+/* --layout frames: whole frames, each cut into whole pieces. */
+static int check_frames(const struct bench_opts *o, char *err, size_t errlen)
+{
+	if (o->layout != LAYOUT_FRAMES)
+		return 0;
+	if (o->size % o->frame)
+		return fail(err, errlen, "--layout frames: --size must be whole %zu KiB frames",
+		            o->frame >> 10);
+	if (o->piece > o->frame || o->frame % o->piece)
+		return fail(err, errlen,
+		            "--layout frames: --piece must divide the %zu KiB frame, so that no "
+		            "piece spans two frames",
+		            o->frame >> 10);
+	return 0;
+}
+
 /* Rules between options, once everything is parsed. */
 static int check_opts(const struct bench_opts *o, size_t page, char *err, size_t errlen)
 {
@@ -290,6 +365,8 @@ static int check_opts(const struct bench_opts *o, size_t page, char *err, size_t
 		return fail(err, errlen, "--size must be a multiple of --piece, 2 pieces or more");
 	if (o->size / o->piece > 0x7fffffffu)
 		return fail(err, errlen, "too many pieces: raise --piece or lower --size");
+	if (check_frames(o, err, errlen))
+		return -EINVAL;
 	if (o->out && !o->csv && !o->json)
 		return fail(err, errlen, "--out needs --csv or --json");
 	if (o->csv && o->json && !o->out)
@@ -301,10 +378,10 @@ static int check_opts(const struct bench_opts *o, size_t page, char *err, size_t
 	return 0;
 }
 
-int bench_parse_args(int argc, char **argv, size_t page, struct bench_opts *o, char *err,
-                     size_t errlen)
+int bench_parse_args(int argc, char **argv, size_t page, size_t frame, struct bench_opts *o,
+                     char *err, size_t errlen)
 {
-	set_defaults(o);
+	set_defaults(o, frame);
 	optind = 0; /* glibc: 0 re-initialises getopt, so the tests can call again */
 	opterr = 0; /* errors are reported through err, once */
 	int c;
@@ -318,5 +395,7 @@ int bench_parse_args(int argc, char **argv, size_t page, struct bench_opts *o, c
 	}
 	if (optind < argc)
 		return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (layout_defaults(o, err, errlen))
+		return -EINVAL;
 	return check_opts(o, page, err, errlen);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* purge-bench statistics: percentiles, the --suggest rule, noise warnings. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,27 @@ struct bench_summary bench_summarize(const double *v, size_t n)
 	s.p90 = bench_percentile(t, n, 90);
 	free(t);
 	return s;
+}
+
+double bench_median_known(const double *v, size_t n)
+{
+	double *t = malloc((n ? n : 1) * sizeof(*t)), m = NAN;
+	size_t k = 0;
+	for (size_t i = 0; t && i < n; i++)
+		if (!isnan(v[i]))
+			t[k++] = v[i];
+	if (k)
+		m = bench_percentile(t, k, 50);
+	free(t);
+	return m;
+}
+
+void bench_summarize_row(struct bench_result *x, unsigned repeat)
+{
+	x->time = bench_summarize(x->ns, repeat);
+	x->refault = bench_summarize(x->refault_ns, repeat);
+	for (int k = 0; k < MF_FIELDS; k++)
+		x->mem_median[k] = x->mem ? bench_median_known(x->mem + k * repeat, repeat) : NAN;
 }
 
 double bench_spread(struct bench_summary s)
@@ -194,6 +216,47 @@ static void check_agreement(struct bench_report *r)
 	     BENCH_TOLERANCE * 100);
 }
 
+/* The row that started with the least in huge pages, if below
+ * BENCH_HUGE_MIN of the region (process-wide: other huge pages count). */
+static const struct bench_result *least_huge(const struct bench_report *r)
+{
+	const struct bench_result *low = NULL;
+	double min = BENCH_HUGE_MIN * (double)r->o->size;
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		const struct bench_result *x = &r->res.rows[i];
+		double h = x->mem_median[MF_HUGE_BEFORE];
+		if (!x->skipped && x->mem && h < min &&
+		    (!low || h < low->mem_median[MF_HUGE_BEFORE]))
+			low = x;
+	}
+	return low;
+}
+
+/* Huge pages advised but missing: the row measured small pages.  Usage
+ * from RSS: a split looks like memory freed (kernel-notes §13). */
+static void check_memory(struct bench_report *r)
+{
+	const struct bench_result *low = bench_thp_advised(r->o) ? least_huge(r) : NULL;
+	char at[32] = "";
+	if (!bench_mem_measured(r->o))
+		return;
+	if (r->m.mem.kind == MEM_RSS)
+		warn(r,
+		     "memory usage read from RSS (%s): RSS drops when a huge page is split, the "
+		     "memory does not, so mem_drop and left_half overstate what was freed",
+		     r->m.mem.note);
+	if (!low)
+		return;
+	if (low->vlen)
+		snprintf(at, sizeof(at), " at vlen %u", low->vlen);
+	warn(r,
+	     "--thp %s, yet %s%s started with %.1f of %.1f MiB in huge pages (AnonHugePages): "
+	     "the system setting (%s) or fragmentation; its split and drop numbers are about "
+	     "small pages",
+	     bench_thps[r->o->thp], bench_rows[low->kind], at,
+	     low->mem_median[MF_HUGE_BEFORE] / 1048576, (double)r->o->size / 1048576, r->m.thp);
+}
+
 void bench_check_noise(struct bench_report *r)
 {
 	check_load(r);
@@ -202,4 +265,5 @@ void bench_check_noise(struct bench_report *r)
 		warn(r, "--suggest: no two of %u runs picked the same vlen: the choice is noise",
 		     r->npicks);
 	check_agreement(r);
+	check_memory(r);
 }

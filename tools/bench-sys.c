@@ -55,8 +55,18 @@ void bench_machine_read(struct bench_machine *m, int advice)
 	m->backend = b == PURGE_BACKEND_VECTORED ? "vectored"
 	             : b == PURGE_BACKEND_LOOP   ? "loop"
 	                                         : "error";
+	bench_memsrc_find(&m->mem, "/proc/self/cgroup", "/sys/fs/cgroup", "/proc/self/statm");
 	bench_loadavg(m->load_start);
 	m->load_end[0] = m->load_end[1] = m->load_end[2] = -1;
+}
+
+size_t bench_frame_size(void)
+{
+	uint64_t v;
+	if (bench_read_number("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", &v) || !v ||
+	    v & (v - 1))
+		return (size_t)2 << 20; /* x86_64's PMD; without THP the layout still works */
+	return (size_t)v;
 }
 
 #define HELPER_PAGES 16 /* distinct pages, so TLB entries stay in use */

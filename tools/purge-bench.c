@@ -81,7 +81,7 @@ static int measure(struct bench_report *r, char *err, size_t errlen)
 	const struct bench_opts *o = r->o;
 	struct bench_work w;
 	struct bench_helpers *hs = NULL;
-	int ret = bench_work_init(&w, o, err, errlen);
+	int ret = bench_work_init(&w, o, &r->m.mem, err, errlen);
 	if (!ret &&
 	    (ret = bench_helpers_start(o->threads - 1, &hs, r->m.pinning, sizeof(r->m.pinning))))
 		snprintf(err, errlen, "starting helper threads: %s", strerror(-ret));
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 	struct bench_opts o;
 	char err[256];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	int ret = bench_parse_args(argc, argv, page, &o, err, sizeof(err));
+	int ret = bench_parse_args(argc, argv, page, bench_frame_size(), &o, err, sizeof(err));
 	if (ret < 0)
 		fprintf(stderr, "purge-bench: %s\n", err);
 	if (ret)

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: MIT
-/* Unit test of purge-bench's parsing, statistics, noise checks and output (no timing). */
+/* Unit test of purge-bench's parsing, statistics, noise checks, output and
+ * memory readers (on fake files; no timing). */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "bench.h"
 #include "purge.h"
 
-#define PAGE 4096
+#define PAGE  4096
+#define FRAME (2u << 20) /* hpage_pmd_size on x86_64 */
 
 static size_t size_of(const char *s)
 {
@@ -81,7 +87,7 @@ static int parse(struct bench_opts *o, const char **args)
 	int argc = 1;
 	while (*args && argc < 31)
 		argv[argc++] = (char *)*args++;
-	int ret = bench_parse_args(argc, argv, PAGE, o, err, sizeof(err));
+	int ret = bench_parse_args(argc, argv, PAGE, FRAME, o, err, sizeof(err));
 	cr_expect(ret >= 0 || err[0], "an error comes with a reason");
 	return ret;
 }
@@ -173,12 +179,65 @@ Test(args, errors)
 	cr_expect_eq(PARSE(&o, "stray"), -EINVAL);
 }
 
+/* --layout frames: pieces of 128K by default, 4 frames at a time, the
+ * library's automatic flushes at an eighth of the region. */
+Test(args, frames_defaults)
+{
+	struct bench_opts o;
+	cr_assert_eq(PARSE(&o, "--layout", "frames"), 0);
+	cr_expect_eq(o.layout, LAYOUT_FRAMES);
+	cr_expect_eq(o.frame, FRAME, "the frame size is the caller's");
+	cr_expect_eq(o.piece, 128 << 10);
+	cr_expect_eq(o.frames_at_once, 4);
+	cr_expect_eq(o.max_pending, (size_t)8 << 20, "an eighth of 64M");
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--size", "32M"), 0);
+	cr_expect_eq(o.max_pending, (size_t)4 << 20, "an eighth of the region asked for");
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--piece", "64K", "--frames-at-once", "2",
+	                   "--max-pending", "3M"),
+	             0);
+	cr_expect(o.piece == 64 << 10 && o.frames_at_once == 2 && o.max_pending == 3 << 20);
+	cr_assert_eq(PARSE(&o, "--piece", "64K", "--layout", "frames"), 0, "any order");
+	cr_expect_eq(o.piece, 64 << 10);
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--frames-at-once", "1000"), 0,
+	             "more than the region's frames: all of them");
+	cr_assert_eq(parse(&o, (const char *[]){NULL}), 0);
+	cr_expect_eq(o.piece, 4096, "other layouts keep 4K");
+}
+
+Test(args, frames_errors)
+{
+	struct bench_opts o;
+	cr_expect_eq(PARSE(&o, "--frames-at-once", "2"), -EINVAL, "only with --layout frames");
+	cr_expect_eq(PARSE(&o, "--max-pending", "8M"), -EINVAL, "only with --layout frames");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "3M"), -EINVAL, "not whole frames");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "1M", "--piece", "4K"), -EINVAL,
+	             "less than a frame");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--size", "6M", "--piece", "192K"), -EINVAL,
+	             "a piece across two frames (6M holds 32 pieces of 192K)");
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--piece", "4M"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--frames-at-once", "0"), -EINVAL);
+	cr_expect_eq(PARSE(&o, "--layout", "frames", "--max-pending", "lots"), -EINVAL);
+}
+
+/* --thp madvise and always both advise MADV_HUGEPAGE (bench-run.c). */
+Test(args, thp_modes)
+{
+	struct bench_opts o;
+	cr_assert_eq(PARSE(&o, "--thp", "madvise"), 0);
+	cr_expect_eq(o.thp, THP_MADVISE);
+	cr_expect_str_eq(bench_thps[o.thp], "madvise");
+	cr_assert_eq(PARSE(&o, "--thp", "always"), 0);
+	cr_expect_eq(o.thp, THP_ALWAYS);
+	cr_assert_eq(parse(&o, (const char *[]){NULL}), 0);
+	cr_expect_eq(o.thp, THP_SYSTEM);
+}
+
 Test(args, choices_listed)
 {
 	struct bench_opts o;
 	char *argv[] = {"purge-bench", "--advice", "willneed", NULL};
 	char err[256] = "";
-	cr_assert_eq(bench_parse_args(3, argv, PAGE, &o, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(bench_parse_args(3, argv, PAGE, FRAME, &o, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "dontneed|free|cold|pageout|dontneed-locked"), "got '%s'", err);
 }
 
@@ -319,7 +378,8 @@ static void fake_init(struct fake *f)
 		x->refault_ns = f->refault_ns;
 	}
 	f->r.o = &f->o;
-	f->r.res = (struct bench_results){f->rows, 8, NULL, 5, 100, 1.5};
+	f->r.res = (struct bench_results){
+	    .rows = f->rows, .nrows = 8, .repeat = 5, .pages = 100, .wall_s = 1.5};
 	f->r.m = (struct bench_machine){
 	    .cpu = "Xeon \"Gold\" \\\t", .cpus = 2, .page = 4096, .backend = "vectored"};
 	for (int i = 0; i < 3; i++)
@@ -333,7 +393,7 @@ static void fake_init(struct fake *f)
 static struct bench_report *fake_done(struct fake *f, unsigned npicks)
 {
 	for (int i = 0; i < 8; i++)
-		f->rows[i].time = bench_summarize(f->ns[i], 5);
+		bench_summarize_row(&f->rows[i], 5);
 	f->r.npicks = f->r.nwarn = 0;
 	bench_add_run(&f->r, &f->r.res);
 	for (unsigned i = 1; i < npicks; i++)
@@ -346,8 +406,9 @@ Test(stats, pick)
 {
 	struct fake f;
 	fake_init(&f);
-	cr_expect_eq(bench_pick(&(struct bench_results){f.rows, 8, NULL, 5, 100, 1}), 1,
-	             "every median 0 (not summarised): a tie, the smallest vlen wins");
+	cr_expect_eq(bench_pick(&(struct bench_results){
+	                 .rows = f.rows, .nrows = 8, .repeat = 5, .pages = 100, .wall_s = 1}),
+	             1, "every median 0 (not summarised): a tie, the smallest vlen wins");
 	fake_done(&f, 1);
 	cr_expect_eq(f.r.picks[0], 64, "default at 64 is 5x faster than at 1");
 	for (int j = 0; j < 5; j++)
@@ -443,19 +504,30 @@ static unsigned count_char(const char *s, char c)
 	return n;
 }
 
+/* The CSV line of a skipped row: its row and vlen, 20 empty fields, why. */
+static const char *skipped_line(const char *row_vlen, const char *why)
+{
+	static char buf[256];
+	snprintf(buf, sizeof(buf), "\n%s%.21s%s\n", row_vlen, ",,,,,,,,,,,,,,,,,,,,,,,,", why);
+	return buf;
+}
+
 Test(output, csv_header_first_then_rows)
 {
 	struct fake f;
 	fake_init(&f);
-	f.rows[5].skipped = true; /* raw-pmadv at 64, as when process_madvise is refused */
+	f.rows[5].skipped = "refused"; /* raw-pmadv at 64, as when process_madvise is refused */
 	char *csv = print(bench_print_csv, fake_done(&f, 1));
 	const char *header = "row,vlen,median_ns,p10_ns,p90_ns,spread,ns_per_page,vs_loop,"
-	                     "vs_floor,syscalls,refault_ns\n";
+	                     "vs_floor,syscalls,refault_ns,thp_split_half,thp_split_end,"
+	                     "purged_half,mem_drop_half,left_half,mem_drop_end,anon_huge_before,"
+	                     "anon_huge_after,frames_whole,frames_split,held_half,skipped\n";
 	cr_expect_eq(strncmp(csv, header, strlen(header)), 0, "first line: %.60s", csv);
 	cr_expect_eq(count_char(csv, '\n'), 9, "header + 8 rows");
-	cr_expect_eq(count_char(csv, ','), 9 * 10, "11 fields on every line");
+	cr_expect_eq(count_char(csv, ','), 9 * 22, "23 fields on every line");
 	cr_expect(strstr(csv, "\nmadvise-loop,,1000000,"), "loop has no vlen:\n%s", csv);
-	cr_expect(strstr(csv, "\nraw-pmadv,64,,,,,,,,,\n"), "a skipped row is empty:\n%s", csv);
+	cr_expect(strstr(csv, skipped_line("raw-pmadv,64", "refused")),
+	          "a skipped row is empty but for why:\n%s", csv);
 	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
 	cr_expect(!strchr(csv, '#'), "no comment lines");
 	free(csv);
@@ -468,7 +540,7 @@ Test(output, json_versioned_with_samples)
 	for (int j = 0; j < 5; j++)
 		f.ns[7][j] = j % 2 ? 3e5 : 1e5;
 	char *js = print(bench_print_json, fake_done(&f, 4));
-	cr_expect(strstr(js, "\"schema_version\": 2,"), "%s", js);
+	cr_expect(strstr(js, "\"schema_version\": 3,"), "%s", js);
 	cr_expect(strstr(js, "\"cpu\": \"Xeon \\\"Gold\\\" \\\\\\u0009\""), "escaped:\n%s", js);
 	cr_expect(strstr(js, "\"samples_ns\": [1000000, 1010000, 990000, 1020000, 980000]"),
 	          "samples in pass order:\n%s", js);
@@ -500,6 +572,32 @@ Test(output, table_flags_noise)
 	cr_expect(strstr(t, "\nwarning: load average 1.50"), "%s", t);
 	cr_expect(strstr(t, "\nwarning: 1 of 8 rows"), "%s", t);
 	free(t);
+}
+
+/* purge-huge at vlen 64, in place of purge-nocoal, skipped as it is until
+ * the library has PURGE_HUGE: every output says why, none has numbers. */
+Test(output, skipped_huge_row_says_why)
+{
+	struct fake f;
+	fake_init(&f);
+	f.rows[6].kind = ROW_HUGE;
+	f.rows[6].skipped = "the library lacks PURGE_HUGE";
+	struct bench_report *r = fake_done(&f, 1);
+	char *t = print(bench_print_table, r), *csv = print(bench_print_csv, r);
+	char *js = print(bench_print_json, r);
+	cr_expect(strstr(t, "\npurge-huge        64  n/a: the library lacks PURGE_HUGE\n"), "%s",
+	          t);
+	cr_expect(strstr(csv, skipped_line("purge-huge,64", "the library lacks PURGE_HUGE")), "%s",
+	          csv);
+	cr_expect(strstr(js, "{\"row\": \"purge-huge\", \"vlen\": 64, \"skipped\": true, "
+	                     "\"skip_reason\": \"the library lacks PURGE_HUGE\"}"),
+	          "%s", js);
+	cr_expect(strstr(js, "{\"row\": \"purge-default\", \"vlen\": 64, \"skipped\": false, "
+	                     "\"median_ns\""),
+	          "%s", js);
+	free(t);
+	free(csv);
+	free(js);
 }
 
 /* Each run's purge-default medians, by the sweep's vlens, and its pick. */
@@ -578,4 +676,330 @@ Test(output, table_shows_suggest_medians)
 	cr_expect(strstr(t, "\nwarning: --suggest: PURGE_BATCH=1 is not what the table shows"),
 	          "%s", t);
 	free(t);
+}
+
+/* The memory readers, on fake /proc and /sys files in a fresh directory. */
+static char fake_dir[64];
+
+/* name under the fake directory, in one of 16 rotating buffers */
+static const char *fake_path(const char *name)
+{
+	static char bufs[16][256];
+	static unsigned next;
+	char *b = bufs[next++ % 16];
+	snprintf(b, sizeof(bufs[0]), "%s/%s", fake_dir, name);
+	return b;
+}
+
+/* Write text to name under the fake directory, making its folders. */
+static const char *fake_file(const char *name, const char *text)
+{
+	char dir[256];
+	if (!fake_dir[0]) {
+		strcpy(fake_dir, "/tmp/test-bench-XXXXXX");
+		cr_assert(mkdtemp(fake_dir));
+	}
+	const char *path = fake_path(name);
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *s = strchr(dir + strlen(fake_dir) + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = 0;
+		mkdir(dir, 0700);
+		*s = '/';
+	}
+	FILE *f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void fake_cleanup(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_dir);
+	if (fake_dir[0] && system(cmd))
+		fprintf(stderr, "could not remove %s\n", fake_dir);
+}
+
+TestSuite(mem, .fini = fake_cleanup);
+
+Test(mem, vmstat_key)
+{
+	const char *vmstat = fake_file("vmstat", "thp_split_page 7\n"
+	                                         "thp_split_page_failed 0\n"
+	                                         "thp_split_pmd 12345\n"
+	                                         "thp_split_pmd_x 1\n");
+	uint64_t v = 99;
+	cr_expect_eq(bench_read_key(vmstat, "thp_split_pmd", &v), 0);
+	cr_expect_eq(v, 12345, "not thp_split_page nor a longer name: %" PRIu64, v);
+	cr_expect_eq(bench_read_key(vmstat, "thp_split", &v), -ENOENT, "a prefix is no key");
+	cr_expect_eq(bench_read_key(vmstat, "thp_split_pud", &v), -ENOENT);
+	cr_expect_eq(bench_read_key(fake_path("none"), "thp_split_pmd", &v), -ENOENT,
+	             "a missing file: its errno");
+	cr_expect_eq(v, 12345, "output written on error");
+	const char *bad = fake_file("bad", "thp_split_pmd lots\n");
+	cr_expect_eq(bench_read_key(bad, "thp_split_pmd", &v), -EINVAL);
+}
+
+Test(mem, smaps_rollup_key)
+{
+	const char *smaps =
+	    fake_file("smaps_rollup", "55d0c0000000-7ffd00000000 ---p 00000000 00:00 0   [rollup]\n"
+	                              "Rss:               70000 kB\n"
+	                              "AnonHugePages:     65536 kB\n"
+	                              "ShmemPmdMapped:        0 kB\n");
+	uint64_t v = 0;
+	cr_expect_eq(bench_read_key(smaps, "AnonHugePages:", &v), 0);
+	cr_expect_eq(v, 65536);
+	cr_expect_eq(bench_read_key(smaps, "Rss:", &v), 0);
+	cr_expect_eq(v, 70000);
+}
+
+Test(mem, number_and_statm)
+{
+	uint64_t v = 0;
+	cr_expect_eq(bench_read_number(fake_file("hpage_pmd_size", "2097152\n"), &v), 0);
+	cr_expect_eq(v, 2097152);
+	cr_expect_eq(bench_read_number(fake_file("empty", ""), &v), -EINVAL);
+	cr_expect_eq(bench_read_number(fake_file("word", "max\n"), &v), -EINVAL);
+	cr_expect_eq(bench_read_statm(fake_file("statm", "5000 1200 300 10 0 900 0\n"), 4096, &v),
+	             0);
+	cr_expect_eq(v, 1200 * 4096, "the second field, in pages");
+	cr_expect_eq(bench_read_statm(fake_file("statm1", "5000\n"), 4096, &v), -EINVAL);
+}
+
+Test(mem, cgroup_v1)
+{
+	const char *cg = fake_file("cgroup", "9:name=systemd:/\n"
+	                                     "5:devices:/\n"
+	                                     "4:cpu,memory:/jobs/42\n"
+	                                     "0::/\n");
+	fake_file("root/memory/jobs/42/memory.usage_in_bytes", "83410944\n");
+	struct bench_memsrc s;
+	uint64_t v = 0;
+	bench_memsrc_find(&s, cg, fake_path("root"), fake_path("statm"));
+	cr_expect_eq(s.kind, MEM_CGROUP_V1, "%s", s.note);
+	cr_expect(strstr(s.path, "/root/memory/jobs/42/memory.usage_in_bytes"), "%s", s.path);
+	cr_expect_eq(bench_memsrc_read(&s, 4096, &v), 0);
+	cr_expect_eq(v, 83410944);
+}
+
+Test(mem, cgroup_v2)
+{
+	const char *cg = fake_file("cgroup2", "0::/user.slice/job\n");
+	fake_file("root2/user.slice/job/memory.current", "1048576\n");
+	struct bench_memsrc s;
+	uint64_t v = 0;
+	bench_memsrc_find(&s, cg, fake_path("root2"), fake_path("statm"));
+	cr_expect_eq(s.kind, MEM_CGROUP_V2, "%s", s.note);
+	cr_expect_eq(bench_memsrc_read(&s, 4096, &v), 0);
+	cr_expect_eq(v, 1048576);
+	/* a hybrid system mounts v2 under unified/ */
+	fake_file("root3/unified/user.slice/job/memory.current", "2097152\n");
+	bench_memsrc_find(&s, cg, fake_path("root3"), fake_path("statm"));
+	cr_expect_eq(s.kind, MEM_CGROUP_V2, "%s", s.note);
+	cr_expect_eq(bench_memsrc_read(&s, 4096, &v), 0);
+	cr_expect_eq(v, 2097152);
+}
+
+/* No readable cgroup file: RSS from statm, and the reason. */
+Test(mem, cgroup_unreadable_falls_back_to_rss)
+{
+	const char *cg = fake_file("cgroup4", "4:memory:/gone\n0::/gone\n");
+	const char *statm = fake_file("statm4", "100 25 0 0 0 0 0\n");
+	struct bench_memsrc s;
+	uint64_t v = 0;
+	bench_memsrc_find(&s, cg, fake_path("root4"), statm);
+	cr_expect_eq(s.kind, MEM_RSS);
+	cr_expect(strstr(s.note, "memory.usage_in_bytes"), "names what it tried: %s", s.note);
+	cr_expect_str_eq(s.path, statm);
+	cr_expect_eq(bench_memsrc_read(&s, 4096, &v), 0);
+	cr_expect_eq(v, 25 * 4096);
+	bench_memsrc_find(&s, fake_path("no-such-cgroup"), fake_path("root4"), statm);
+	cr_expect_eq(s.kind, MEM_RSS);
+	cr_expect(strstr(s.note, "no-such-cgroup"), "%s", s.note);
+}
+
+/* v1's root cgroup counts the whole machine: kept, with a caveat. */
+Test(mem, cgroup_v1_root)
+{
+	const char *cg = fake_file("cgroup5", "4:memory:/\n");
+	fake_file("root5/memory/memory.usage_in_bytes", "625348608\n");
+	struct bench_memsrc s;
+	bench_memsrc_find(&s, cg, fake_path("root5"), fake_path("statm"));
+	cr_expect_eq(s.kind, MEM_CGROUP_V1);
+	cr_expect(strstr(s.path, "root5/memory/memory.usage_in_bytes"), "%s", s.path);
+	cr_expect(strstr(s.note, "root cgroup"), "%s", s.note);
+}
+
+/* --layout frames: every piece once, whole pieces inside the region, and
+ * never more than --frames-at-once frames partly freed at a time. */
+static void check_window(const struct iovec *v, size_t n, const struct bench_opts *o, char *base)
+{
+	unsigned seen[64] = {0}, taken[16] = {0}, open = 0, open_max = 0;
+	size_t per = o->frame / o->piece;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = (size_t)((char *)v[i].iov_base - base), f = off / o->frame;
+		cr_assert(off < o->size && off % o->piece == 0 && v[i].iov_len == o->piece,
+		          "piece %zu: offset %zu, %zu bytes", i, off, v[i].iov_len);
+		cr_expect_eq(seen[off / o->piece]++, 0, "piece at %zu twice", off);
+		open += taken[f] == 0;
+		open -= ++taken[f] == per;
+		open_max = open > open_max ? open : open_max;
+	}
+	cr_expect_eq(open_max, o->frames_at_once, "frames partly freed at once");
+}
+
+Test(order, frames_window)
+{
+	struct bench_opts o;
+	struct iovec a[32], b[32];
+	char *base = (char *)(uintptr_t)(64u << 20);
+	uint64_t rs = bench_rand_seed(1);
+	cr_assert_eq(PARSE(&o, "--layout", "frames", "--size", "16M", "--piece", "512K",
+	                   "--frames-at-once", "3"),
+	             0);
+	cr_assert_eq(bench_order_frames(a, base, &o, &rs), 0);
+	check_window(a, 32, &o, base);
+	bool sorted = true;
+	for (size_t i = 1; i < 32; i++)
+		sorted &= a[i].iov_base > a[i - 1].iov_base;
+	cr_expect(!sorted, "in random order");
+	rs = bench_rand_seed(1);
+	cr_assert_eq(bench_order_frames(b, base, &o, &rs), 0);
+	cr_expect_eq(memcmp(a, b, sizeof(a)), 0, "the same seed, the same order");
+	rs = bench_rand_seed(2);
+	cr_assert_eq(bench_order_frames(b, base, &o, &rs), 0);
+	cr_expect_neq(memcmp(a, b, sizeof(a)), 0, "another seed, another order");
+	o.frames_at_once = 1; /* one frame at a time: each frame whole before the next */
+	cr_assert_eq(bench_order_frames(a, base, &o, &rs), 0);
+	check_window(a, 32, &o, base);
+}
+
+Test(stats, median_known)
+{
+	const double v[] = {NAN, 3, 1, NAN, 2};
+	cr_expect_float_eq(bench_median_known(v, 5), 2, 1e-12, "NANs are not values");
+	cr_expect_float_eq(bench_median_known(v + 1, 2), 2, 1e-12);
+	cr_expect(isnan(bench_median_known(v, 1)), "only NAN: unknown");
+	cr_expect(isnan(bench_median_known(v, 0)));
+}
+
+/* --thp madvise: every row of the fake gets memory samples as a pass
+ * leaves them: 12 splits by half-way, 25 by the end; 24 MiB purged by
+ * half-way, of which 18 MiB left the cgroup (0.75); 64 MiB by the end. */
+static double fake_mem_samples[8][MF_FIELDS][5];
+
+static void fake_mem(struct fake *f)
+{
+	static const double per_pass[MF_FIELDS] = {12,       25, 24 << 20, 18 << 20, 0.75, 64 << 20,
+	                                           64 << 20, 0,  NAN,      NAN,      NAN};
+	f->o.thp = THP_MADVISE;
+	f->r.m.mem = (struct bench_memsrc){.kind = MEM_CGROUP_V1, .path = "/cg/memory.usage"};
+	for (int i = 0; i < 8; i++) {
+		for (int k = 0; k < MF_FIELDS; k++)
+			for (int j = 0; j < 5; j++)
+				fake_mem_samples[i][k][j] = per_pass[k];
+		fake_mem_samples[i][MF_DROP_HALF][0] = NAN; /* one pass could not read it */
+		f->rows[i].mem = &fake_mem_samples[i][0][0];
+	}
+	for (int j = 0; j < 5; j++) { /* floor purges nothing by half-way: no share */
+		fake_mem_samples[1][MF_PURGED_HALF][j] = 0;
+		fake_mem_samples[1][MF_LEFT_HALF][j] = NAN;
+	}
+}
+
+Test(output, memory_table)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	char *t = print(bench_print_table, fake_done(&f, 1));
+	cr_expect(strstr(t, "\n# memory: cgroup v1 /cg/memory.usage"), "%s", t);
+	cr_expect(strstr(t, "thp_split_pmd from /proc/vmstat (machine-wide)"), "%s", t);
+	cr_expect(strstr(t, "smaps_rollup (process-wide)"), "%s", t);
+	cr_expect(strstr(t, "\nmemory per pass"), "%s", t);
+	cr_expect(strstr(t, "\npurge-default     64      0.201         12        25        24.0"
+	                    "      18.0      0.75     64.0       64.0      0.0"),
+	          "%s", t);
+	cr_expect(strstr(t, "\nfloor              -      0.100         12        25         0.0"
+	                    "      18.0         -"),
+	          "%s", t);
+	free(t);
+}
+
+Test(output, memory_csv_and_json)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	struct bench_report *r = fake_done(&f, 1);
+	char *csv = print(bench_print_csv, r), *js = print(bench_print_json, r);
+	cr_expect(strstr(csv,
+	                 ",refault_ns,thp_split_half,thp_split_end,purged_half,mem_drop_half,"
+	                 "left_half,mem_drop_end,anon_huge_before,anon_huge_after,frames_whole,"
+	                 "frames_split,held_half,skipped\n"),
+	          "%s", csv);
+	cr_expect(strstr(csv, "\npurge-default,64,201000,"), "%s", csv);
+	cr_expect(strstr(csv, ",12,25,25165824,18874368,0.750,67108864,67108864,0,,,,\n"), "%s",
+	          csv);
+	cr_expect_eq(count_char(csv, ','), 9 * 22, "23 fields on every line");
+	cr_expect(strstr(js, "\"memory\": {\"measured\": true, \"usage\": \"cgroup-v1\", \"path\": "
+	                     "\"/cg/memory.usage\""),
+	          "%s", js);
+	cr_expect(strstr(js, "\"thp_split_half\": 12, \"thp_split_end\": 25, \"purged_half\": "
+	                     "25165824, \"mem_drop_half\": 18874368, \"left_half\": 0.750"),
+	          "%s", js);
+	cr_expect(strstr(js, "\"mem_samples\": {\"thp_split_half\": [12, 12, 12, 12, 12]"), "%s",
+	          js);
+	cr_expect(strstr(js, "\"mem_drop_half\": [null, 18874368,"), "%s", js);
+	cr_expect(!strstr(js, "\"frames_whole\": null,"), "unknown medians are left out:\n%s", js);
+	cr_expect_eq(count_char(js, '{'), count_char(js, '}'));
+	free(csv);
+	free(js);
+}
+
+/* Without THP advice nothing is measured: empty CSV fields, no JSON ones. */
+Test(output, memory_not_measured)
+{
+	struct fake f;
+	fake_init(&f);
+	struct bench_report *r = fake_done(&f, 1);
+	char *t = print(bench_print_table, r), *csv = print(bench_print_csv, r);
+	char *js = print(bench_print_json, r);
+	cr_expect(!strstr(t, "memory per pass") && !strstr(t, "# memory:"), "%s", t);
+	cr_expect(strstr(csv, "\npurge-default,64,201000,") && strstr(csv, ",,,,,,,,,,,\n"), "%s",
+	          csv);
+	cr_expect(strstr(js, "\"memory\": {\"measured\": false}"), "%s", js);
+	cr_expect(!strstr(js, "thp_split_half"), "%s", js);
+	free(t);
+	free(csv);
+	free(js);
+}
+
+Test(noise, memory_caveats)
+{
+	struct fake f;
+	fake_init(&f);
+	fake_mem(&f);
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	for (int j = 0; j < 5; j++)
+		fake_mem_samples[4][MF_HUGE_BEFORE][j] = 32 << 20; /* half of 64M */
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "32.0 of 64.0 MiB in huge pages"), 1,
+	             "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	f.o.thp = THP_NEVER; /* the control: no huge pages expected */
+	for (int j = 0; j < 5; j++)
+		fake_mem_samples[4][MF_HUGE_BEFORE][j] = 0;
+	cr_expect_eq(fake_done(&f, 1)->nwarn, 0, "first: %s", f.r.warn[0]);
+	fake_init(&f);
+	fake_mem(&f);
+	f.r.m.mem = (struct bench_memsrc){.kind = MEM_RSS,
+	                                  .path = "/proc/self/statm",
+	                                  .note = "no cgroup memory usage (x: gone)"};
+	cr_expect_eq(count_warnings(fake_done(&f, 1), "RSS drops when a huge page is split"), 1,
+	             "first: %s", f.r.warn[0]);
 }
