@@ -25,14 +25,7 @@
 
 #include "purge.h"
 
-/* PURGE_HUGE and its four purge_stats counters are being added to the
- * library (2.1).  Until purge.h has them, the flag's value is known and the
- * counters sit where they will be, at the start of reserved[]; a library
- * without the flag answers -EINVAL to purge_queue_create, and then the
- * counters are never looked at. */
-#ifndef PURGE_HUGE
-#define PURGE_HUGE (1u << 5)
-#endif
+/* The frame counters of PURGE_HUGE (purge.h, 2.1). */
 struct bench_frames {
 	uint64_t whole;       /* frames purged whole */
 	uint64_t split;       /* purges of part of a huge-backed frame */
@@ -41,13 +34,8 @@ struct bench_frames {
 };
 static inline struct bench_frames bench_frames_of(const struct purge_stats *st)
 {
-#ifdef PURGE_STATS_FRAMES
 	return (struct bench_frames){st->frames_whole, st->frames_split, st->held_ranges,
 	                             st->held_bytes};
-#else
-	return (struct bench_frames){st->reserved[0], st->reserved[1], st->reserved[2],
-	                             st->reserved[3]};
-#endif
 }
 
 #define BENCH_MAX_VLENS    64
