@@ -178,7 +178,8 @@ Test(huge, held_bytes_make_no_empty_flushes)
 		cr_assert_eq(fk.scans, scans, "enqueue %u: no plan under the threshold", n);
 	}
 	cr_assert_gt(n, 0);
-	cr_assert_eq(st.flushes, flushes, "%llu MiB held, no flush", st.held_bytes >> 20);
+	cr_assert_eq(st.flushes, flushes, "%llu MiB held, no flush",
+	             (unsigned long long)(st.held_bytes >> 20));
 	cr_assert_eq(purge_enqueue(q, (void *)(fr(10) + n * 4 * KIB), 4 * KIB), 0); /* crosses */
 	st = stats_of(q);
 	cr_assert_eq(st.flushes, flushes + 1);
