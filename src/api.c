@@ -28,18 +28,10 @@ int purge_version(void)
 	return PURGE_VERSION;
 }
 
-/* Takes the queue: its lock, unless the caller is inside its flush.
- * On 0 the caller must api_leave(). */
+/* On 0 the caller must api_leave(). */
 static int api_enter(purge_queue *q)
 {
-	if (!purge__alive(q))
-		return -EINVAL;
-	purge__lock(q);
-	if (q->busy) {
-		purge__unlock(q);
-		return -EBUSY;
-	}
-	return 0;
+	return purge__enter(q);
 }
 
 static int api_leave(purge_queue *q, int ret)

@@ -16,6 +16,7 @@
 
 #include "compat.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -158,6 +159,20 @@ static inline void purge__unlock(const purge_queue *q)
 {
 	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
+}
+
+/* Takes the queue for a call: its lock, unless the caller is inside its
+ * flush (-EBUSY) or the queue is gone (-EINVAL).  On 0, unlock after. */
+static inline int purge__enter(purge_queue *q)
+{
+	if (!purge__alive(q))
+		return -EINVAL;
+	purge__lock(q);
+	if (q->busy) {
+		purge__unlock(q);
+		return -EBUSY;
+	}
+	return 0;
 }
 
 static inline uint64_t purge__now(const purge_queue *q, bool coarse)

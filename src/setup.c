@@ -196,16 +196,11 @@ int purge_queue_create(purge_queue **qp, const struct purge_config *cfg)
 
 int purge_queue_destroy(purge_queue *q)
 {
-	int saved = errno;
+	int saved = errno, ret = purge__enter(q);
 
-	if (!purge__alive(q))
-		return -EINVAL;
-	purge__lock(q);
-	if (q->busy) {
-		purge__unlock(q);
-		return -EBUSY;
-	}
-	int ret = purge__drain_all(q);
+	if (ret)
+		return ret;
+	ret = purge__drain_all(q);
 	q->magic = 0; /* later calls on the memory answer -EINVAL */
 	purge__unlock(q);
 	if (q->set.flags & PURGE_LOCKED)
