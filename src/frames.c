@@ -58,7 +58,7 @@ static bool frames_add(struct frames_round *r, uint32_t id, size_t max)
 {
 	if (r->ncand == max)
 		return false;
-	r->s->info[id] |= PURGE_STORE_CAND;
+	r->s->link[id].info |= PURGE_STORE_CAND;
 	r->cand[r->ncand++] = (struct purge__kv){purge__store_start(r->s, id), id};
 	return true;
 }
@@ -244,7 +244,7 @@ static void frames_settle(struct frames_round *r)
 
 	for (; i < r->ncand; i++) {
 		uint32_t id = (uint32_t)r->cand[i].val;
-		if (!(s->info[id] & PURGE_STORE_CAND))
+		if (!(s->link[id].info & PURGE_STORE_CAND))
 			continue; /* taken with a whole frame */
 		uintptr_t a = purge__store_start(s, id), b = purge__store_end(s, id);
 		bool old = frames_old(r, id);
@@ -255,12 +255,12 @@ static void frames_settle(struct frames_round *r)
 	}
 	/* the new candidates from the one that waits on are new again */
 	for (i = i > r->first_new ? i : r->first_new; i < r->ncand; i++)
-		if (s->info[r->cand[i].val] & PURGE_STORE_CAND) {
+		if (s->link[r->cand[i].val].info & PURGE_STORE_CAND) {
 			purge__store_set_fresh(s, (uint32_t)r->cand[i].val);
 			break;
 		}
 	for (size_t k = 0; k < r->ncand; k++)
-		s->info[r->cand[k].val] &= ~PURGE_STORE_CAND; /* freed slots too: harmless */
+		s->link[r->cand[k].val].info &= ~PURGE_STORE_CAND; /* freed slots too: harmless */
 }
 
 /* ---- the round ---------------------------------------------------------- */

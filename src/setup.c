@@ -19,7 +19,7 @@
 /* Where each array lives, as offsets from the queue's first byte. */
 struct setup_layout {
 	uint32_t npieces, nnodes;
-	size_t rng, link, stamp, info, ovl, nodes, scratch, iov, ioslot, total;
+	size_t rng, link, stamp, ovl, nodes, scratch, iov, ioslot, total;
 };
 
 /* Pool pieces for a capacity: splits may hold more than capacity pending
@@ -65,7 +65,6 @@ static bool setup_layout(unsigned capacity, struct setup_layout *l)
 	return setup_carve(&at, n, sizeof(struct iovec), &l->rng) &&
 	       setup_carve(&at, n, sizeof(struct purge__link), &l->link) &&
 	       setup_carve(&at, n, sizeof(uint64_t), &l->stamp) &&
-	       setup_carve(&at, n, sizeof(uint32_t), &l->info) &&
 	       setup_carve(&at, n, sizeof(uint32_t), &l->ovl) &&
 	       setup_carve(&at, l->nnodes, sizeof(struct purge__node), &l->nodes) &&
 	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->scratch) &&
@@ -89,8 +88,8 @@ static void setup_arrays(purge_queue *q, const struct setup_layout *l)
 	q->ioslot = (struct purge__slot *)(base + l->ioslot);
 	purge__store_init(&q->s, l->npieces, (struct iovec *)(base + l->rng),
 	                  (struct purge__link *)(base + l->link), (uint64_t *)(base + l->stamp),
-	                  (uint32_t *)(base + l->info), (uint32_t *)(base + l->ovl),
-	                  (struct purge__node *)(base + l->nodes), l->nnodes, base + l->scratch);
+	                  (uint32_t *)(base + l->ovl), (struct purge__node *)(base + l->nodes),
+	                  l->nnodes, base + l->scratch);
 	/* a queue with an age threshold, or told to, stamps every enqueue */
 	if (q->set.max_delay_ns || (q->set.flags & PURGE_AGES))
 		purge__store_age(&q->s);

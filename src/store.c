@@ -43,18 +43,18 @@ static void store_set(struct purge__store *s, uint32_t id, uintptr_t start, uint
 
 static uint32_t store_where(const struct purge__store *s, uint32_t id)
 {
-	return s->info[id] & 3u;
+	return s->link[id].info & 3u;
 }
 
 /* The place of a linked piece; its marks stay. */
 static void store_put_where(struct purge__store *s, uint32_t id, uint32_t w, uint32_t pos)
 {
-	s->info[id] = (s->info[id] & STORE_MARKS) | w | pos << 2;
+	s->link[id].info = (s->link[id].info & STORE_MARKS) | w | pos << 2;
 }
 
 static bool store_held(const struct purge__store *s, uint32_t id)
 {
-	return s->linked && (s->info[id] & STORE_HELD);
+	return s->linked && (s->link[id].info & STORE_HELD);
 }
 
 /* New bounds for a pending piece: held bytes follow. */
@@ -82,7 +82,7 @@ static void store_reset(struct purge__store *s)
 }
 
 void purge__store_init(struct purge__store *s, uint32_t npieces, struct iovec *rng,
-                       struct purge__link *link, uint64_t *stamp, uint32_t *info, uint32_t *ovl,
+                       struct purge__link *link, uint64_t *stamp, uint32_t *ovl,
                        struct purge__node *nodes, uint32_t nnodes, void *scratch)
 {
 	memset(s, 0, sizeof(*s));
@@ -90,7 +90,6 @@ void purge__store_init(struct purge__store *s, uint32_t npieces, struct iovec *r
 	s->rng = rng;
 	s->link = link;
 	s->stamp = stamp;
-	s->info = info;
 	s->ovl = ovl;
 	s->scratch = scratch;
 	/* bulk indexing sorts in the node memory: it must hold the pairs */
@@ -123,7 +122,8 @@ static void store_link_after(struct purge__store *s, uint32_t id, uint32_t after
 {
 	uint32_t next = after == NONE ? s->head : s->link[after].next;
 
-	s->link[id] = (struct purge__link){after, next};
+	s->link[id].prev = after; /* its info stays */
+	s->link[id].next = next;
 	if (after == NONE)
 		s->head = id;
 	else
@@ -142,7 +142,7 @@ static void store_unlink(struct purge__store *s, uint32_t id)
 		s->nheld--;
 		s->held_bytes -= s->rng[id].iov_len;
 	}
-	s->info[id] &= ~STORE_MARKS; /* a free slot is no candidate of a plan */
+	s->link[id].info &= ~STORE_MARKS; /* a free slot is no candidate of a plan */
 	if (s->fresh == id)
 		s->fresh = l.next;
 	if (l.prev == NONE)
@@ -166,10 +166,11 @@ static void store_link_all(struct purge__store *s)
 	uint32_t prev = NONE;
 
 	for (uint32_t id = s->head; id < s->bump; prev = id++) {
-		s->link[id] = (struct purge__link){prev, NONE};
+		s->link[id].prev = prev;
+		s->link[id].next = NONE;
 		if (prev != NONE)
 			s->link[prev].next = id;
-		s->info[id] = STORE_TAIL;
+		s->link[id].info = STORE_TAIL;
 	}
 	s->tail = prev;
 	s->free = NONE;
@@ -205,7 +206,7 @@ void purge__store_add_slow(struct purge__store *s, uintptr_t start, uintptr_t en
 	if (s->linked) {
 		id = store_alloc(s);
 		store_link_after(s, id, s->tail);
-		s->info[id] = STORE_TAIL;
+		s->link[id].info = STORE_TAIL;
 		if (s->unsynced == NONE)
 			s->unsynced = id;
 		if (s->fresh == NONE)
@@ -258,7 +259,7 @@ static void store_ovl_add(struct purge__store *s, uint32_t id)
 
 static void store_ovl_del(struct purge__store *s, uint32_t id)
 {
-	uint32_t pos = STORE_POS(s->info[id]), last = s->ovl[--s->novl];
+	uint32_t pos = STORE_POS(s->link[id].info), last = s->ovl[--s->novl];
 
 	s->ovl[pos] = last;
 	store_put_where(s, last, STORE_OVL, pos);
@@ -374,7 +375,7 @@ static void store_split(struct purge__store *s, uint32_t id, uintptr_t a, uintpt
 {
 	uint32_t rid = store_alloc(s);
 
-	s->info[rid] = s->info[id] & STORE_HELD; /* a part of a held piece is held */
+	s->link[rid].info = s->link[id].info & STORE_HELD; /* a part of a held piece is held */
 	store_set(s, rid, b, store_end(s, id));
 	s->nheld += store_held(s, rid);
 	s->held_bytes += store_held(s, rid) ? s->rng[rid].iov_len : 0;
@@ -540,7 +541,7 @@ void purge__store_hold(struct purge__store *s, uint32_t id)
 {
 	if (store_held(s, id))
 		return;
-	s->info[id] |= STORE_HELD;
+	s->link[id].info |= STORE_HELD;
 	s->nheld++;
 	s->held_bytes += s->rng[id].iov_len;
 }
@@ -604,16 +605,16 @@ static size_t store_take_by_address(struct purge__store *s, size_t k, struct iov
 
 	store_sync(s);
 	for (size_t i = 0; i < k; i++, id = s->link[id].next)
-		s->info[id] |= STORE_TAKEN;
+		s->link[id].info |= STORE_TAKEN;
 	for (bool ok = purge__idx_find_ge(&s->idx, 0, &pos); ok;
 	     ok = purge__idx_next(&s->idx, &pos))
-		if (s->info[id = purge__idx_val(&s->idx, &pos)] & STORE_TAKEN)
+		if (s->link[id = purge__idx_val(&s->idx, &pos)].info & STORE_TAKEN)
 			v[n++] = s->rng[id];
 	for (uint32_t i = 0; i < s->novl; i++)
-		if (s->info[s->ovl[i]] & STORE_TAKEN)
+		if (s->link[s->ovl[i]].info & STORE_TAKEN)
 			v[n++] = s->rng[s->ovl[i]];
 	for (size_t i = 0; i < k; i++) {
-		s->info[id = s->head] &= ~STORE_TAKEN;
+		s->link[id = s->head].info &= ~STORE_TAKEN;
 		store_detach(s, id);
 	}
 	return n;

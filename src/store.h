@@ -41,13 +41,13 @@
 /* Age list links of a piece; free pieces chain through next. */
 struct purge__link {
 	uint32_t prev, next;
+	uint32_t info; /* where a linked piece is, and its marks (store.c) */
 };
 
 struct purge__store {
 	struct iovec *rng;        /* [npieces]: start (iov_base) and length */
 	struct purge__link *link; /* [npieces]: linked stores only */
 	uint64_t *stamp;          /* [npieces]: coarse ns of enqueue, aged stores only */
-	uint32_t *info;           /* [npieces]: where a linked piece is, see store.c */
 	uint32_t *ovl;            /* [npieces]: pieces that overlap indexed ones */
 	void *scratch;            /* npieces + 1 iovecs: takes and bulk indexing */
 	struct purge__index idx;  /* address order, linked stores only */
@@ -70,7 +70,7 @@ struct purge__store {
 };
 
 void purge__store_init(struct purge__store *s, uint32_t npieces, struct iovec *rng,
-                       struct purge__link *link, uint64_t *stamp, uint32_t *info, uint32_t *ovl,
+                       struct purge__link *link, uint64_t *stamp, uint32_t *ovl,
                        struct purge__node *nodes, uint32_t nnodes, void *scratch);
 
 static inline uint32_t purge__store_live(const struct purge__store *s)

@@ -23,7 +23,7 @@ static bool indexed_as(const struct purge__store *s, uint32_t id)
 static const char *check_piece(const struct purge__store *s, uint32_t id, bool *tail_seen,
                                uint32_t *counts)
 {
-	uint32_t w = s->info[id] & 3u;
+	uint32_t w = s->link[id].info & 3u;
 
 	if (s->rng[id].iov_len == 0)
 		return "a pending piece is empty";
@@ -35,7 +35,7 @@ static const char *check_piece(const struct purge__store *s, uint32_t id, bool *
 	}
 	if (w == W_INDEX && !indexed_as(s, id))
 		return "a piece marked indexed is not in the index under its start";
-	uint32_t pos = (s->info[id] & ~(7u << 29)) >> 2;
+	uint32_t pos = (s->link[id].info & ~(7u << 29)) >> 2;
 	if (w == W_OVL && (pos >= s->novl || s->ovl[pos] != id))
 		return "a piece marked overlapping is not at its place in ovl[]";
 	return NULL;
@@ -46,7 +46,7 @@ static const char *check_piece(const struct purge__store *s, uint32_t id, bool *
 static const char *check_held(const struct purge__store *s, uint32_t id, bool *fresh_seen,
                               uint32_t *nheld, uint64_t *held_bytes)
 {
-	bool held = s->info[id] & (1u << 30);
+	bool held = s->link[id].info & (1u << 30);
 
 	*fresh_seen |= id == s->fresh;
 	if (held && *fresh_seen)
