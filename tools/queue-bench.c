@@ -11,6 +11,9 @@
  *   cancel-miss  ns per purge_cancel of a page between pending ones
  *   reuse        ns per enqueue of a new page plus cancel of a pending
  *                one, n staying pending (an allocator's free and reuse)
+ *   memory       bytes a range: purge_queue_bytes(n), and of it what a queue
+ *                writes (resident afterwards) for n enqueues and a flush,
+ *                then with one cancel among them (the index and age list)
  *   split        the split-heavy pattern (--split): one long range cut by
  *                single-page cancels into n parts that fill the queue's
  *                pool (capacity 8n/9 and its spare room), then, per step, one part
@@ -250,6 +253,50 @@ static void measure(size_t n, const struct opts *o)
 	free(b.perm);
 }
 
+/* ---- memory ------------------------------------------------------------- */
+
+/* Bytes of the queue's own mapping that are resident (written). */
+static size_t resident(const void *q, size_t bytes)
+{
+	size_t pages = (bytes + page - 1) / page, n = 0;
+	unsigned char *vec = malloc(pages);
+
+	if (mincore((void *)q, pages * page, vec))
+		die("mincore", errno);
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n * page;
+}
+
+/* purge_queue_bytes(n) a range, and what a queue of n writes a range:
+ * n scattered pages enqueued and flushed; then again with one cancel
+ * first (the index and the age list). */
+static void measure_memory(size_t n)
+{
+	struct purge_config cfg = {.capacity = (unsigned)n + 64};
+	size_t bytes = purge_queue_bytes(cfg.capacity), wrote[2];
+	char *r = reserve(2 * n * page, PROT_NONE);
+
+	for (int cancel = 0; cancel < 2; cancel++) {
+		purge_queue *q;
+		int bad = purge_queue_create(&q, &cfg);
+		size_t before = resident(q, bytes);
+		for (size_t i = 0; i < n; i++)
+			bad |= purge_enqueue(q, r + 2 * i * page, page);
+		if (cancel)
+			bad |= purge_cancel(q, r + page, page) < 0; /* between: nothing pending */
+		wrote[cancel] = resident(q, bytes) - before;
+		bad |= purge_flush(q) < 0 || purge_queue_destroy(q) < 0;
+		if (bad)
+			die("memory", EINVAL);
+	}
+	munmap(r, 2 * n * page);
+	printf("%-12s %9zu %9.1f %9.1f %9.1f   (bytes a range: the queue, written plain, "
+	       "written once it cancels)\n",
+	       "memory", n, (double)bytes / n, (double)wrote[0] / n, (double)wrote[1] / n);
+}
+
 /* ---- the split-heavy pattern --------------------------------------------- */
 
 /* n one-page parts of one range (pages 0, 2, ..., 2n-2) and its tail from
@@ -460,6 +507,8 @@ int main(int argc, char **argv)
 	       "pending", "median", "p10", "p90", o.repeat);
 	for (size_t i = 0; i < o.nsizes; i++)
 		measure(o.sizes[i], &o);
+	for (size_t i = 0; i < o.nsizes; i++)
+		measure_memory(o.sizes[i]);
 	for (size_t i = 0; i < o.nsplits; i++)
 		measure_split(o.splits[i], &o);
 	if (o.latency)
