@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +421,24 @@ static void measure_latency(const struct opts *o)
 
 /* ---- command line -------------------------------------------------------- */
 
+/* The "model name" line of /proc/cpuinfo, if there is one. */
+static void cpu_model(char *out, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, ':');
+		if (strncmp(line, "model name", 10) || !v)
+			continue;
+		snprintf(out, len, "%s", v + 2);
+		out[strcspn(out, "\n")] = '\0';
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
 /* On stdout for --help, on stderr for a mistake. */
 static void usage(FILE *f, const char *prog)
 {
@@ -500,9 +519,13 @@ int main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 2;
 	}
-	printf("queue-bench: libpurge %d, backend %s, %ld CPUs, page %zu\n", purge_version(),
-	       purge_backend(0) == PURGE_BACKEND_VECTORED ? "vectored" : "loop",
-	       sysconf(_SC_NPROCESSORS_ONLN), page);
+	struct utsname u;
+	char model[128] = "unknown CPU";
+	uname(&u);
+	cpu_model(model, sizeof(model));
+	printf("queue-bench: libpurge %d, backend %s, %ld CPUs (%s), Linux %s, page %zu\n",
+	       purge_version(), purge_backend(0) == PURGE_BACKEND_VECTORED ? "vectored" : "loop",
+	       sysconf(_SC_NPROCESSORS_ONLN), model, u.release, page);
 	printf("%-12s %9s %9s %9s %9s   (ns per call; median, p10, p90 of %u queues)\n", "call",
 	       "pending", "median", "p10", "p90", o.repeat);
 	for (size_t i = 0; i < o.nsizes; i++)
