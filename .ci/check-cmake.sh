@@ -6,7 +6,8 @@
 # find_package(purge CONFIG REQUIRED) against that prefix:
 #  - purge::purge links libpurge.so.2 from the prefix, purge::purge_static
 #    links libpurge.a (no libpurge.so needed), and the program runs;
-#  - SameMajorVersion: 2 and 2.0 are found, 1, 3 and 2.1 are not, nor is a
+#  - SameMajorVersion: 2, 2.0 and this minor are found, 1, 3 and the next
+#    minor (a newer 2.x than what is installed) are not, nor is a
 #    32-bit install by a 64-bit project (the pointer-size check);
 #  - components: static/shared only where that kind was installed, and a
 #    static-only install makes purge::purge the archive;
@@ -83,13 +84,17 @@ p="$work/both"
 use shared "$p" shared
 use static "$p" static -DPURGE_TARGET=purge::purge_static
 use shared-target "$p" shared -DPURGE_TARGET=purge::purge_shared
+# the project's own version, from meson.build
+minor=$(sed -n "s/^  version: '2\.\([0-9]*\)\.[0-9]*',/\1/p" "$root/meson.build")
+[ -n "$minor" ] || die "no 2.x version in meson.build"
 use version-2.0 "$p" shared -DPURGE_VERSION_WANTED=2.0
+use "version-2.$minor" "$p" shared -DPURGE_VERSION_WANTED="2.$minor"
 use version-range "$p" shared "-DPURGE_VERSION_WANTED=2...<3"
 use components "$p" static -DPURGE_COMPONENTS='shared;static' -DPURGE_TARGET=purge::purge_static
 incompatible='compatible with requested version'
 refused version-1 "$p" "$incompatible" -DPURGE_VERSION_WANTED=1
 refused version-3 "$p" "$incompatible" -DPURGE_VERSION_WANTED=3
-refused version-2.1 "$p" "$incompatible" -DPURGE_VERSION_WANTED=2.1
+refused "version-2.$((minor + 1))" "$p" "$incompatible" -DPURGE_VERSION_WANTED="2.$((minor + 1))"
 refused bad-component "$p" "without component 'nonesuch'" -DPURGE_COMPONENTS=nonesuch
 # A 32-bit project must not take the 64-bit install (where -m32 works).
 if echo 'int main(void) { return 0; }' | "${CC:-cc}" -m32 -x c - -o "$work/m32" 2>/dev/null; then

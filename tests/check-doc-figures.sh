@@ -4,7 +4,8 @@
 # are the ones purge_queue_bytes() gives (tests/doc_figures.c).
 # Usage: check-doc-figures.sh DOC_FIGURES_PROGRAM SOURCE_ROOT
 set -euo pipefail
-read -r per fixed def < <("$1")
+out=$("$1") || { rc=$?; echo "check-doc-figures: $out"; exit $rc; }
+read -r per fixed def <<<"$out"
 root=$2
 fail=0
 # one line of text: comment stars, roff escapes and line breaks gone

@@ -305,7 +305,11 @@ static void measure_memory(size_t n)
 static double split_steps(size_t n, unsigned steps, uint64_t *seed)
 {
 	size_t span = 2 * n + 2 * (size_t)steps + 2;
-	char *r = reserve(span * page, PROT_NONE);
+	char *r =
+	    mmap(NULL, span * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED)
+		return -1; /* no address space for it (32-bit) */
 	/* a pool (capacity plus its spare room for splits) about n pieces:
 	 * the parts fill it, as in an allocator that splits long ranges */
 	struct purge_config cfg = {.capacity = (unsigned)(n - n / 9), .batch = 1};
@@ -336,8 +340,16 @@ static void measure_split(size_t n, const struct opts *o)
 	uint64_t *v = malloc(o->repeat * sizeof(uint64_t)), seed = 0x51ab ^ n;
 	unsigned steps = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
 
-	for (unsigned r = 0; r < o->repeat; r++)
-		v[r] = (uint64_t)(split_steps(n, steps, &seed) * 10);
+	for (unsigned r = 0; r < o->repeat; r++) {
+		double ns = split_steps(n, steps, &seed);
+		if (ns < 0) {
+			printf("%-12s %9zu   skipped: no room for %zu MiB of address space\n",
+			       "split", n, (4 * n + 2) * page >> 20);
+			free(v);
+			return;
+		}
+		v[r] = (uint64_t)(ns * 10);
+	}
 	printf("%-12s %9zu %9.1f %9.1f %9.1f\n", "split", n, pct(v, o->repeat, 0.5) / 10,
 	       pct(v, o->repeat, 0.1) / 10, pct(v, o->repeat, 0.9) / 10);
 	free(v);

@@ -193,8 +193,11 @@ static void op_cancel(struct fz *z)
 	if (!rnd(z->src, 16)) {
 		uintptr_t lo = (uintptr_t)z->r, hi = lo + NP * z->page, gib = (uintptr_t)1 << 30;
 		uintptr_t back = (uintptr_t)rnd(z->src, 4) * gib + rnd(z->src, 64) * z->page;
+		uintptr_t ahead = (uintptr_t)rnd(z->src, 4) * gib + ragged(z);
 		s = lo > back ? lo - back : z->page; /* valgrind maps the region low */
-		e = hi + (uintptr_t)rnd(z->src, 4) * gib + ragged(z);
+		/* and a 32-bit address space ends soon after it */
+		uintptr_t room = UINTPTR_MAX - hi - 4 * z->page;
+		e = hi + (ahead < room ? ahead : room);
 	}
 	do_cancel(z, s, e);
 }
