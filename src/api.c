@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "drain.h"
 #include "internal.h"
 
 /* Highest user address + 1 where the ABI fixes it; elsewhere the kernel's
@@ -59,7 +60,8 @@ static int api_normalise(const purge_queue *q, void *addr, size_t len, uintptr_t
 	return 0;
 }
 
-int purge_enqueue(purge_queue *q, void *addr, size_t len)
+/* Every enqueue but the plain one. */
+__attribute__((noinline)) static int api_enqueue(purge_queue *q, void *addr, size_t len)
 {
 	int ret = api_enter(q);
 	uintptr_t s, e;
@@ -70,6 +72,29 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len)
 	if (ret == 0)
 		purge__drain_enqueue(q, s, e);
 	return api_leave(q, ret < 0 ? ret : 0);
+}
+
+/* A plain enqueue crossed the count thresholds c. */
+__attribute__((noinline)) static int api_enqueue_settle(purge_queue *q, unsigned c)
+{
+	purge__drain_auto(q, c, 0);
+	return 0;
+}
+
+/* The common enqueue (an unlocked queue, whole pages, nothing but counts
+ * to check) makes no call, so it saves no register; anything else goes
+ * the general way. */
+int purge_enqueue(purge_queue *q, void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (!purge__alive(q) || (q->set.flags & PURGE_LOCKED) || q->busy || !a || !len ||
+	    a + len < a || a + len > API_USER_TOP || ((a | len) & (q->page - 1)))
+		return api_enqueue(q, addr, len);
+	int c = purge__drain_enqueue_plain(q, a, a + len);
+	if (c < 0)
+		return api_enqueue(q, addr, len);
+	return c ? api_enqueue_settle(q, (unsigned)c) : 0;
 }
 
 int purge_cancel(purge_queue *q, void *addr, size_t len)

@@ -12,12 +12,10 @@
 #include <limits.h>
 #include <string.h>
 
-#include "books.h"
-#include "internal.h"
+#include "drain.h"
 #include "sort.h"
 #include "trace.h"
 
-enum { OVER_COUNT = 1, OVER_BYTES = 2, OVER_AGE = 4 };
 enum { TAKE_ALL, TAKE_OLDEST, TAKE_OVL };
 
 /* One flush: what it takes, round by round, and when it stops. */
@@ -32,24 +30,6 @@ struct drain_plan {
 	uint32_t room;      /* rounds go on while fewer pieces are free */
 	bool holds;         /* PURGE_HUGE: parts of huge frames wait (frames.c) */
 };
-
-/* Thresholds crossed now (now: coarse clock, as the stamps).  What a frame
- * plan holds does not count: it would only make empty flushes. */
-static unsigned drain_over(const purge_queue *q, uint64_t now)
-{
-	unsigned c = 0;
-	uint64_t oldest;
-
-	if (purge__store_live(&q->s) - q->s.nheld >= q->set.capacity)
-		c |= OVER_COUNT;
-	if (q->set.max_pending_bytes &&
-	    q->st.pending_bytes - q->s.held_bytes > q->set.max_pending_bytes)
-		c |= OVER_BYTES;
-	if (q->set.max_delay_ns && (oldest = purge__store_oldest(&q->s)) &&
-	    now - oldest >= q->set.max_delay_ns)
-		c |= OVER_AGE;
-	return c;
-}
 
 /* Held pieces past their hold (max_delay_ns) are due again. */
 static uint64_t drain_due(const purge_queue *q, uint64_t now)
@@ -79,7 +59,7 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 		return q->s.novl > 0;
 	case TAKE_OLDEST:
 		if (p->over)
-			return drain_over(q, p->now) & p->over;
+			return purge__drain_over(q, p->now) & p->over;
 		if (p->room)
 			return purge__store_room(&q->s) < p->room;
 		return q->st.pending_bytes > p->keep && purge__store_oldest(&q->s) <= p->max_stamp;
@@ -243,7 +223,7 @@ uint64_t purge__drain_oldest(purge_queue *q)
 }
 
 /* Rounds of the oldest `batch` pieces until `need` pieces are free. */
-static void drain_room(purge_queue *q, uint32_t need)
+void purge__drain_room(purge_queue *q, uint32_t need)
 {
 	const struct drain_plan p = {.automatic = true,
 	                             .take = TAKE_OLDEST,
@@ -257,7 +237,7 @@ static void drain_room(purge_queue *q, uint32_t need)
 
 /* A threshold was crossed: the whole queue, or rounds of the oldest
  * `batch` while any threshold of c is still crossed. */
-static void drain_auto(purge_queue *q, unsigned c, uint64_t now)
+void purge__drain_auto(purge_queue *q, unsigned c, uint64_t now)
 {
 	const struct drain_plan all = {
 	    .automatic = true, .take = TAKE_ALL, .now = now, .holds = q->frame != 0};
@@ -270,18 +250,6 @@ static void drain_auto(purge_queue *q, unsigned c, uint64_t now)
 	                                  .holds = q->frame != 0};
 
 	drain_settle(q, (q->set.flags & PURGE_INCREMENTAL) ? &rounds : &all);
-}
-
-void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end)
-{
-	if (purge__store_room(&q->s) == 0) /* only after cancels split ranges */
-		drain_room(q, 1);
-	uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
-	purge__store_add(&q->s, start, end, now);
-	purge__books_enqueued(q, end - start);
-	unsigned c = drain_over(q, now);
-	if (c)
-		drain_auto(q, c, now);
 }
 
 /* More than PURGE_OVL_MAX pieces overlap others: settle those. */
@@ -299,7 +267,7 @@ int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end)
 
 	/* settles the oldest: some of them may be the ranges to split */
 	for (uint32_t need; (need = purge__store_cancel(&q->s, start, end, &cut)) != 0;)
-		drain_room(q, need);
+		purge__drain_room(q, need);
 	purge__books_cancelled(q, &cut);
 	PURGE_TRACE4(cancel, q, start, end - start, cut.bytes);
 	drain_ovl(q);

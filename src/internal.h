@@ -203,7 +203,7 @@ int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
 /* drain.c: what to settle and when.  Enqueue and cancel settle what their
  * thresholds and room ask for; the drains return the on_failure reports
  * they made. */
-void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end);
+/* (purge__drain_enqueue is inline in drain.h) */
 int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
 int purge__drain_all(purge_queue *q);
 int purge__drain_older(purge_queue *q, uint64_t age_ns);

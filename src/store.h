@@ -89,23 +89,31 @@ static inline bool purge__store_wants_time(const struct purge__store *s)
 	return s->aged || s->live == 0;
 }
 
-void purge__store_add_slow(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t now);
+__attribute__((cold)) void purge__store_add_slow(struct purge__store *s, uintptr_t start,
+                                                uintptr_t end, uint64_t now);
 
-/* A pending range [start, end); the caller made room.  `now` is the coarse
- * time when purge__store_wants_time() said so, else ignored. */
-static inline void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
-                                    uint64_t now)
+/* The add of a plain store that needs no time and no move: true when
+ * done, false when purge__store_add must do it. */
+static inline bool purge__store_add_plain(struct purge__store *s, uintptr_t start, uintptr_t end)
 {
-	if (s->linked || s->aged || s->live == 0) {
-		purge__store_add_slow(s, start, end, now);
-		return;
-	}
+	if (s->linked || s->aged || s->live == 0 || s->bump == s->npieces)
+		return false;
 	struct iovec *r = &s->rng[s->bump++];
 	r->iov_base = (void *)start;
 	r->iov_len = end - start;
 	s->live++;
 	s->lo = start < s->lo ? start : s->lo;
 	s->hi = end > s->hi ? end : s->hi;
+	return true;
+}
+
+/* A pending range [start, end); the caller made room.  `now` is the coarse
+ * time when purge__store_wants_time() said so, else ignored. */
+static inline void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
+                                    uint64_t now)
+{
+	if (!purge__store_add_plain(s, start, end))
+		purge__store_add_slow(s, start, end, now);
 }
 
 /* From now on, write stamps; pending pieces get the epoch. */

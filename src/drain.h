@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drain.c's hot half: the thresholds an enqueue may cross and the enqueue
+ * itself, inline so that purge_enqueue stays a few nanoseconds; settling,
+ * when a threshold or the room asks for it, is in drain.c.  The only
+ * definition of the thresholds.  Included by api.c and drain.c.
+ */
+#ifndef PURGE_DRAIN_H
+#define PURGE_DRAIN_H
+
+#include "books.h"
+#include "internal.h"
+
+#pragma GCC visibility push(hidden) /* internal, as in internal.h */
+
+enum { PURGE_OVER_COUNT = 1, PURGE_OVER_BYTES = 2, PURGE_OVER_AGE = 4 };
+
+/* The thresholds of counts: capacity and max_pending_bytes.  What a frame
+ * plan holds does not count: it would only make empty flushes. */
+static inline unsigned purge__drain_over_counts(const purge_queue *q)
+{
+	unsigned c = 0;
+
+	if (purge__store_live(&q->s) - q->s.nheld >= q->set.capacity)
+		c |= PURGE_OVER_COUNT;
+	if (q->set.max_pending_bytes &&
+	    q->st.pending_bytes - q->s.held_bytes > q->set.max_pending_bytes)
+		c |= PURGE_OVER_BYTES;
+	return c;
+}
+
+/* Thresholds crossed now (now: coarse clock, as the stamps). */
+static inline unsigned purge__drain_over(const purge_queue *q, uint64_t now)
+{
+	unsigned c = purge__drain_over_counts(q);
+	uint64_t oldest;
+
+	if (q->set.max_delay_ns && (oldest = purge__store_oldest(&q->s)) &&
+	    now - oldest >= q->set.max_delay_ns)
+		c |= PURGE_OVER_AGE;
+	return c;
+}
+
+/* drain.c: rounds of the oldest until `need` pieces are free; the
+ * automatic flush for thresholds c. */
+__attribute__((cold)) void purge__drain_room(purge_queue *q, uint32_t need);
+__attribute__((cold)) void purge__drain_auto(purge_queue *q, unsigned c, uint64_t now);
+
+/* The enqueue of a plain queue with room at the end of its array: the
+ * range and its books, without a call; the count thresholds it crossed
+ * (a queue without ages has no max_delay_ns), or -1 when
+ * purge__drain_enqueue must do it all. */
+static inline int purge__drain_enqueue_plain(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	if (!purge__store_add_plain(&q->s, start, end))
+		return -1;
+	purge__books_enqueued(q, end - start);
+	return (int)purge__drain_over_counts(q);
+}
+
+/* An enqueue: room first (only after cancels split ranges), the range,
+ * its books, then what its thresholds ask for. */
+static inline void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	if (purge__store_room(&q->s) == 0)
+		purge__drain_room(q, 1);
+	uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
+	purge__store_add(&q->s, start, end, now);
+	purge__books_enqueued(q, end - start);
+	unsigned c = purge__drain_over(q, now);
+	if (c)
+		purge__drain_auto(q, c, now);
+}
+
+#pragma GCC visibility pop
+
+#endif
