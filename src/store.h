@@ -90,7 +90,7 @@ static inline bool purge__store_wants_time(const struct purge__store *s)
 }
 
 __attribute__((cold)) void purge__store_add_slow(struct purge__store *s, uintptr_t start,
-                                                uintptr_t end, uint64_t now);
+                                                 uintptr_t end, uint64_t now);
 
 /* The add of a plain store that needs no time and no move: true when
  * done, false when purge__store_add must do it. */
