@@ -26,10 +26,15 @@ size_t purge__idx_nodes(size_t entries)
 
 /* The block separators a search reads first, after any change of keys:
  * every function that writes a node's keys ends with this. */
+static void idx_sep_from(idx_node *nd, uint32_t i)
+{
+	for (uint32_t b = i / 8; b < 7; b++) /* key[8b + 7] moved only if 8b + 7 >= i */
+		nd->sep[b] = nd->key[8 * b + 7];
+}
+
 static void idx_sep(idx_node *nd)
 {
-	for (uint32_t b = 0; b < 7; b++)
-		nd->sep[b] = nd->key[8 * b + 7];
+	idx_sep_from(nd, 0);
 }
 
 /* Sets nd->n to n <= old and marks the slots it gave up unused. */
@@ -172,7 +177,7 @@ static void idx_leaf_put(idx_node *nd, uint32_t i, uintptr_t key, uint32_t val)
 	nd->key[i] = key;
 	nd->val[i] = val;
 	nd->n++;
-	idx_sep(nd);
+	idx_sep_from(nd, i);
 }
 
 /* Key ci and child ci + 1 of an internal node. */
@@ -315,7 +320,7 @@ static void idx_leaf_cut(idx_node *nd, uint32_t i)
 	}
 	nd->key[n] = PURGE_IDX_NONE;
 	nd->n = n;
-	idx_sep(nd);
+	idx_sep_from(nd, i);
 }
 
 /* Child ci of p takes the last entry of its left neighbour. */
