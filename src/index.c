@@ -24,26 +24,12 @@ size_t purge__idx_nodes(size_t entries)
 	return entries / 27 + 24;
 }
 
-/* The block separators a search reads first, after any change of keys:
- * every function that writes a node's keys ends with this. */
-static void idx_sep_from(idx_node *nd, uint32_t i)
-{
-	for (uint32_t b = i / 8; b < 7; b++) /* key[8b + 7] moved only if 8b + 7 >= i */
-		nd->sep[b] = nd->key[8 * b + 7];
-}
-
-static void idx_sep(idx_node *nd)
-{
-	idx_sep_from(nd, 0);
-}
-
 /* Sets nd->n to n <= old and marks the slots it gave up unused. */
 static void idx_shrink(idx_node *nd, uint32_t old, uint32_t n)
 {
 	for (uint32_t i = n; i < old; i++)
 		nd->key[i] = PURGE_IDX_NONE;
 	nd->n = n;
-	idx_sep(nd);
 }
 
 static uint32_t idx_node_new(struct purge__index *x, uint32_t leaf)
@@ -94,10 +80,10 @@ void purge__idx_clear(struct purge__index *x)
  * than the probe). */
 static uint32_t idx_upper(const idx_node *nd, uintptr_t key)
 {
-	const uintptr_t *s = nd->sep; /* key[7], key[15] ...: one cache line, not seven */
-	uint32_t b = (uint32_t)(s[0] <= key) + (s[1] <= key) + (s[2] <= key) + (s[3] <= key) +
-	             (s[4] <= key) + (s[5] <= key) + (s[6] <= key);
-	const uintptr_t *q = nd->key + 8 * b;
+	const uintptr_t *k = nd->key;
+	uint32_t b = (uint32_t)(k[7] <= key) + (k[15] <= key) + (k[23] <= key) + (k[31] <= key) +
+	             (k[39] <= key) + (k[47] <= key) + (k[55] <= key);
+	const uintptr_t *q = k + 8 * b;
 
 	return 8 * b + (uint32_t)(q[0] <= key) + (q[1] <= key) + (q[2] <= key) + (q[3] <= key) +
 	       (q[4] <= key) + (q[5] <= key) + (q[6] <= key);
@@ -177,7 +163,6 @@ static void idx_leaf_put(idx_node *nd, uint32_t i, uintptr_t key, uint32_t val)
 	nd->key[i] = key;
 	nd->val[i] = val;
 	nd->n++;
-	idx_sep_from(nd, i);
 }
 
 /* Key ci and child ci + 1 of an internal node. */
@@ -188,7 +173,6 @@ static void idx_inner_put(idx_node *nd, uint32_t ci, uintptr_t key, uint32_t chi
 	nd->key[ci] = key;
 	nd->val[ci + 1] = child;
 	nd->n++;
-	idx_sep(nd);
 }
 
 /* Moves the idx_upper half of a full leaf to a new right neighbour. */
@@ -201,7 +185,6 @@ static uint32_t idx_split_leaf(struct purge__index *x, uint32_t id, uintptr_t *s
 	r->n = l->n - h;
 	memcpy(r->key, &l->key[h], r->n * sizeof(r->key[0]));
 	memcpy(r->val, &l->val[h], r->n * sizeof(r->val[0]));
-	idx_sep(r);
 	idx_shrink(l, l->n, h);
 	r->next = l->next;
 	r->prev = id;
@@ -223,7 +206,6 @@ static uint32_t idx_split_inner(struct purge__index *x, uint32_t id, uintptr_t *
 	r->n = l->n - h - 1;
 	memcpy(r->key, &l->key[h + 1], r->n * sizeof(r->key[0]));
 	memcpy(r->val, &l->val[h + 1], (r->n + 1) * sizeof(r->val[0]));
-	idx_sep(r);
 	idx_shrink(l, l->n, h);
 	return rid;
 }
@@ -251,7 +233,6 @@ static void idx_grow_up(struct purge__index *x, const idx_path *pa, uintptr_t se
 	x->node[root].key[0] = sep;
 	x->node[root].val[0] = x->root;
 	x->node[root].val[1] = rid;
-	idx_sep(&x->node[root]);
 	x->root = root;
 }
 
@@ -320,7 +301,6 @@ static void idx_leaf_cut(idx_node *nd, uint32_t i)
 	}
 	nd->key[n] = PURGE_IDX_NONE;
 	nd->n = n;
-	idx_sep_from(nd, i);
 }
 
 /* Child ci of p takes the last entry of its left neighbour. */
@@ -342,8 +322,6 @@ static void idx_borrow_left(struct purge__index *x, idx_node *p, uint32_t ci)
 	}
 	idx_shrink(l, l->n, l->n - 1);
 	c->n++;
-	idx_sep(c);
-	idx_sep(p);
 }
 
 /* Child ci of p takes the first entry of its right neighbour. */
@@ -366,8 +344,6 @@ static void idx_borrow_right(struct purge__index *x, idx_node *p, uint32_t ci)
 	idx_shrink(r, r->n, r->n - 1);
 	if (!inner)
 		p->key[ci] = r->key[0];
-	idx_sep(c);
-	idx_sep(p);
 }
 
 /* Child j + 1 of p joins child j; p loses key j. */
@@ -389,7 +365,6 @@ static void idx_merge(struct purge__index *x, idx_node *p, uint32_t j)
 	if (l->leaf)
 		memcpy(&l->val[l->n], r->val, r->n * sizeof(r->val[0]));
 	l->n += r->n;
-	idx_sep(l);
 	idx_node_free(x, rid);
 	memmove(&p->key[j], &p->key[j + 1], (p->n - j - 1) * sizeof(p->key[0]));
 	memmove(&p->val[j + 1], &p->val[j + 2], (p->n - j - 1) * sizeof(p->val[0]));
@@ -467,7 +442,6 @@ int purge__idx_set_key(struct purge__index *x, const struct purge__ipos *p, uint
 	 * cross a separator: take it out and put it back */
 	if (p->i + 1 < nd->n) {
 		nd->key[p->i] = key;
-		idx_sep(nd);
 		return 0;
 	}
 	purge__idx_remove(x, old);
@@ -495,7 +469,6 @@ static size_t idx_load_level(struct purge__index *x, struct purge__kv *lv, size_
 			nd->key[k - 1] = lv[at + k].key;
 			nd->val[k] = (uint32_t)lv[at + k].val;
 		}
-		idx_sep(nd);
 		lv[g] = (struct purge__kv){first.key, id};
 		at += take;
 	}
@@ -520,7 +493,6 @@ static size_t idx_load_leaves(struct purge__index *x, struct purge__kv *kv, size
 			nd->val[k] = (uint32_t)kv[at + k].val;
 		}
 		nd->n = (uint32_t)take;
-		idx_sep(nd);
 		nd->prev = prev;
 		if (prev)
 			x->node[prev].next = id;

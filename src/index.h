@@ -22,12 +22,11 @@
 #define PURGE_IDX_NONE UINTPTR_MAX
 
 struct purge__node {
-	uintptr_t sep[7];               /* key[7], key[15] ... key[55]: a search's first step */
 	uint32_t n;                     /* keys in use */
 	uint32_t leaf;                  /* 1: leaf; 0: internal */
+	uint32_t prev, next;            /* leaves: neighbours in key order; free nodes: next */
 	uintptr_t key[PURGE_IDX_K + 1]; /* unused slots hold PURGE_IDX_NONE */
 	uint32_t val[PURGE_IDX_K + 1];  /* leaf: values; internal: n + 1 children */
-	uint32_t prev, next;            /* leaves: neighbours in key order; free nodes: next */
 };
 
 struct purge__index {
