@@ -73,21 +73,27 @@ size_t shim_note_pending(struct shard *sh)
 	struct purge_stats st;
 
 	purge_get_stats(sh->q, &st);
-	size_t old = atomic_exchange(&sh->pending, (size_t)st.pending_bytes);
-	size_t delta = (size_t)st.pending_bytes - old; /* modulo: may be "negative" */
+	/* held parts of huge frames (PURGE_HUGE) do not count: a flush_to
+	 * would not settle them (they wait for their frame, MAX_DELAY_MS at
+	 * most), so counting them would flush at every enqueue for nothing */
+	size_t mine = (size_t)(st.pending_bytes - st.held_bytes);
+	size_t old = atomic_exchange(&sh->pending, mine);
+	size_t delta = mine - old; /* modulo: may be "negative" */
 	return atomic_fetch_add(&shim.pending, delta) + delta;
 }
 
-/* Settles the shard's oldest ranges, up to `excess` bytes; returns what is
- * left of excess. */
+/* Settles the shard's oldest ranges, up to `excess` bytes of those not
+ * held for their frame; returns what is left of excess. */
 static size_t trim_shard(struct shard *o, size_t excess)
 {
-	size_t mine = atomic_load(&o->pending);
+	struct purge_stats st;
 
-	if (atomic_load(&o->state) != SHARD_READY || !mine)
+	if (atomic_load(&o->state) != SHARD_READY || !atomic_load(&o->pending))
 		return excess;
+	purge_get_stats(o->q, &st);
+	size_t mine = (size_t)(st.pending_bytes - st.held_bytes);
 	size_t take = mine < excess ? mine : excess;
-	purge_flush_to(o->q, mine - take);
+	purge_flush_to(o->q, (size_t)st.pending_bytes - take);
 	shim_note_pending(o);
 	return excess - take;
 }
@@ -270,7 +276,8 @@ static int setup_queue(struct shard *sh)
 	    /* the bytes threshold is the shim's own: shim_after_enqueue */
 	    .max_pending_bytes = 0,
 	    .max_delay_ns = shim.cfg.max_delay_ns,
-	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0),
+	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0) |
+	             (shim.cfg.huge ? PURGE_HUGE : 0),
 	    .on_failure = on_failure,
 	    .arg = sh,
 	};
@@ -511,6 +518,19 @@ static void fork_child(void)
 	idle_fork_child();
 }
 
+/* Why PURGE_HUGE is on or off, and the hint fresh mappings get. */
+static void say_huge(void)
+{
+	const struct shim_thp *t = &shim.thp;
+
+	out("huge pages: PURGE_HUGE %s (%s; jemalloc opt.thp=%s, system %s)%s\n",
+	    shim.cfg.huge ? "on" : "off", t->forced ? "PURGE_JEMALLOC_HUGE" : "from THP",
+	    t->je[0] ? t->je : "unknown", t->sys[0] ? t->sys : "without THP",
+	    t->hint == MADV_HUGEPAGE     ? ", fresh mappings MADV_HUGEPAGE"
+	    : t->hint == MADV_NOHUGEPAGE ? ", fresh mappings MADV_NOHUGEPAGE"
+	                                 : "");
+}
+
 static void say_active(void)
 {
 	out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
@@ -518,6 +538,7 @@ static void say_active(void)
 	    info.hooked, info.nauto, info.huge ? " +huge" : "");
 	if (!info.active)
 		return;
+	say_huge();
 	if (!idle_running())
 		out("idle thread off\n");
 	else
@@ -540,6 +561,10 @@ static void shim_start(void)
 		return;
 	}
 	read_config(&shim.cfg);
+	const char *thp = NULL;
+	thp_setup(read_ctl("opt.thp", &thp, sizeof(thp)) ? thp : NULL);
+	if (shim.thp.bad_env)
+		out("ignoring PURGE_JEMALLOC_HUGE=%s (0 or 1)\n", getenv("PURGE_JEMALLOC_HUGE"));
 	/* jemalloc 5.3 with retain:true, several arenas and extent hooks that
 	 * give memory back crashes (a NULL dereference in its own metadata),
 	 * measured even with hooks that only mmap and munmap: README.md */
@@ -619,6 +644,10 @@ static void add_stats(struct purge_stats *s, const struct purge_stats *a)
 	s->call_iovecs += a->call_iovecs;
 	for (int i = 0; i < PURGE_STATS_IOV_BUCKETS; i++)
 		s->calls_by_iovecs[i] += a->calls_by_iovecs[i];
+	s->frames_whole += a->frames_whole;
+	s->frames_split += a->frames_split;
+	s->held_ranges += a->held_ranges;
+	s->held_bytes += a->held_bytes;
 	s->backend = a->backend;
 }
 
@@ -745,11 +774,14 @@ static void print_shim(struct text *t, bool json)
 	if (json)
 		add(t,
 		    "{\"purge_jemalloc\":{\"pid\":%d,\"program\":\"%s\",\"jemalloc\":\"%s\","
-		    "\"huge\":%s",
-		    (int)getpid(), prog, info.version, info.huge ? "true" : "false");
+		    "\"huge\":%s,\"thp\":\"%s\",\"thp_system\":\"%s\"",
+		    (int)getpid(), prog, info.version, info.huge ? "true" : "false", shim.thp.je,
+		    shim.thp.sys);
 	else
-		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s\n", tag, info.version, info.hooked,
-		    info.nauto, info.huge ? "+huge" : "");
+		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s thp=%s system_thp=%s\n", tag,
+		    info.version, info.hooked, info.nauto, info.huge ? "+huge" : "",
+		    shim.thp.je[0] ? shim.thp.je : "unknown",
+		    shim.thp.sys[0] ? shim.thp.sys : "none");
 	const struct kv set[] = {
 	    {"arenas_hooked", info.hooked},
 	    {"arenas", info.nauto},
@@ -761,6 +793,7 @@ static void print_shim(struct text *t, bool json)
 	    {"max_delay_ms", shim.cfg.max_delay_ns / 1000000},
 	    {"pool_max", shim.cfg.pool_max},
 	    {"incremental", shim.cfg.incremental},
+	    {"purge_huge", shim.cfg.huge},
 	    {"idle_thread", idle_running()},
 	    {"pressure_watched", idle_trigger() == 0},
 	    {"check", shim.cfg.check},

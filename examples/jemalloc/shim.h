@@ -11,6 +11,8 @@
  *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
  *   idle.c   the idle thread: settles what waited once releases stop, and
  *            everything under memory pressure
+ *   thp.c    huge pages: jemalloc's opt.thp and the system's mode, the
+ *            hint on fresh mappings, PURGE_HUGE on the queues
  *   shim.c   settings, libpurge queue, arena hook installation, fork
  *            handlers, stats
  *
@@ -139,6 +141,7 @@ struct shim_config {
 	int advice;            /* MADV_DONTNEED or MADV_FREE */
 	bool incremental;      /* PURGE_INCREMENTAL: automatic flushes oldest first */
 	bool idle;             /* PURGE_JEMALLOC_IDLE: run the idle thread (idle.c) */
+	bool huge;             /* PURGE_HUGE on the queues (thp.c) */
 	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
 	bool verbose;          /* PURGE_JEMALLOC_VERBOSE=1 */
 	int stats;             /* PURGE_JEMALLOC_STATS: STATS_* */
@@ -186,8 +189,18 @@ struct shard {
 	struct shim_counters ct;
 };
 
+/* What thp.c found and does. */
+struct shim_thp {
+	char je[16];  /* jemalloc's opt.thp: "default", "always", "never", "" */
+	char sys[16]; /* the system's: "always", "madvise", "never", "" (no THP) */
+	int hint;     /* madvise() advice for fresh mappings, or 0 */
+	bool forced;  /* PURGE_JEMALLOC_HUGE=0/1 decided shim_config.huge */
+	bool bad_env; /* PURGE_JEMALLOC_HUGE was set to something else */
+};
+
 struct shim {
 	struct shim_config cfg;
+	struct shim_thp thp;
 	struct shard *shard; /* nshard of them (arenas 0..opt.narenas), mmap'ed */
 	unsigned nshard;
 	size_t page;
@@ -261,6 +274,16 @@ bool idle_running(void);
 /* 0 when the thread watches a pressure trigger, 1 before it opens one,
  * else why not (a negative errno from purge_pressure_open()). */
 int idle_trigger(void);
+
+/* ---- thp.c ------------------------------------------------------------ */
+
+/* Reads the system's THP mode and decides shim.thp.hint and
+ * shim.cfg.huge from jemalloc's opt.thp (NULL: unknown) and
+ * PURGE_JEMALLOC_HUGE.  At start-up, before any shard is set up. */
+void thp_setup(const char *je_thp);
+/* The hint jemalloc's own mappings would get (MADV_HUGEPAGE or
+ * MADV_NOHUGEPAGE), on a fresh mapping; errno is kept. */
+void thp_hint(void *addr, size_t len);
 
 /* ---- check.c ----------------------------------------------------------- */
 
