@@ -15,6 +15,9 @@
 #  - a program that frees most of its heap and goes quiet does not get it
 #    back (RSS) soon after the max delay, or at a pressure event (the idle
 #    thread), also in a fork child,
+#  - under MALLOC_CONF=thp:always the queues lack PURGE_HUGE (or keep it
+#    with PURGE_JEMALLOC_HUGE=0), or the shim's mappings lack the
+#    MADV_HUGEPAGE hint jemalloc's own would get,
 #  - the shim talks where it should not (no jemalloc) or stays silent where
 #    it should not (ignored libpurge knobs), or its stats are malformed.
 # Exit 77 (meson: skipped) when libjemalloc.so.2 cannot be found; set
