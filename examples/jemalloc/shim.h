@@ -2,9 +2,9 @@
 /*
  * Private declarations of the jemalloc extent-hook shim (libpurge_jemalloc.so).
  *
- *   pool.c   address space the shim owns: sorted ranges tagged with when
- *            they were last queued for purging (or "dirty"); plain data,
- *            the caller locks
+ *   pool.c   address space the shim owns: disjoint ranges tagged with when
+ *            they were last queued for purging (or "dirty"), found by
+ *            address, size and age; plain data, the caller locks
  *   hooks.c  the nine extent hooks jemalloc calls, and the fork gate
  *   dirty.c  a failed purge against a hand-out: the pool's dirty tags and
  *            the shard's failure sequence
@@ -69,8 +69,10 @@ struct pool_range {
 	 * whether its purge has run (compared with purge_oldest_ns()): zero is
 	 * decided by purge_cancel's answer at hand-out, see hooks.c. */
 	uint64_t queued;
-	uint64_t stamp; /* larger = released more recently */
-	unsigned node;  /* its entry in a size bin */
+	uint64_t stamp;           /* larger = released more recently */
+	unsigned left, right;     /* the address tree: a treap by start */
+	unsigned prev, next, bin; /* its size bin's list, newest first */
+	unsigned older, newer;    /* the age list, by stamp */
 };
 
 /* Size bins, for finding a fit without looking at every range: one per
@@ -78,21 +80,18 @@ struct pool_range {
 #define POOL_EXACT 64
 #define POOL_BINS  (POOL_EXACT + 1 + 4 * 52)
 
-/* A range's entry in its bin: a doubly linked list, newest first, of the
- * ranges' start addresses (array positions move; starts do not). */
-struct pool_node {
-	uintptr_t start;
-	unsigned prev, next, bin; /* POOL_NONE ends a list */
-};
+#define POOL_NONE UINT32_MAX /* no range: ends a list, an empty subtree */
 
-#define POOL_NONE UINT32_MAX
-
+/* Ranges live in an array by id (ids do not move; free ones are chained
+ * by next), linked three ways: a tree by address, a list per size bin,
+ * and one list by release time.  No operation moves other ranges. */
 struct pool {
-	struct pool_range *r;   /* sorted by address, disjoint; mmap'ed */
-	struct pool_node *node; /* cap of them, mmap'ed; free ones chained by next */
+	struct pool_range *r; /* cap of them, mmap'ed */
 	unsigned n, cap, free;
-	unsigned fresh; /* nodes never used start here */
-	size_t bytes;   /* sum of the range lengths */
+	unsigned fresh;          /* ids never used start here */
+	unsigned root;           /* of the address tree */
+	unsigned oldest, newest; /* the ends of the age list */
+	size_t bytes;            /* sum of the range lengths */
 	uint64_t stamp;
 	unsigned head[POOL_BINS];
 	uint64_t used[(POOL_BINS + 63) / 64]; /* bins that are not empty */
@@ -120,7 +119,8 @@ int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued);
 /* Carves w->size bytes aligned to w->align (at w->at when non-zero) out of
  * the best range for w. */
 bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out);
-/* Removes the least recently released range (to give it back to the kernel). */
+/* Removes the least recently released range (to give it back to the
+ * kernel).  O(log n). */
 bool pool_take_oldest(struct pool *p, uintptr_t *s, uintptr_t *e);
 /* The size bin of a range of len bytes. */
 unsigned pool_bin(uintptr_t len);
