@@ -142,6 +142,7 @@ struct shim_config {
 	bool incremental;      /* PURGE_INCREMENTAL: automatic flushes oldest first */
 	bool idle;             /* PURGE_JEMALLOC_IDLE: run the idle thread (idle.c) */
 	bool huge;             /* PURGE_HUGE on the queues (thp.c) */
+	bool keep_bg;          /* PURGE_JEMALLOC_KEEP_BG_THREAD=1: leave jemalloc's own */
 	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
 	bool verbose;          /* PURGE_JEMALLOC_VERBOSE=1 */
 	int stats;             /* PURGE_JEMALLOC_STATS: STATS_* */
@@ -159,6 +160,7 @@ struct shim_counters {
 	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
 	_Atomic uint64_t idle_flushes;       /* the idle thread's age flushes */
 	_Atomic uint64_t pressure_flushes;   /* its flushes at pressure events */
+	_Atomic uint64_t bg_off;             /* times it turned jemalloc's background threads off */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 
@@ -230,6 +232,9 @@ int shim_cancel(struct shard *sh, void *addr, size_t len);
 void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e);
 /* Reads the shard's pending bytes into the shards' sum; returns the sum. */
 size_t shim_note_pending(struct shard *sh);
+/* Turns jemalloc's background threads off when they are on (mallctl
+ * "background_thread"); true when it did.  Not from a hook. */
+bool shim_background_off(void);
 /* After a purge_enqueue: when the shards hold more than max_bytes pending
  * between them, purge_flush_to() down to keep_bytes, this shard first. */
 void shim_after_enqueue(struct shard *sh);

@@ -18,6 +18,8 @@
 #  - under MALLOC_CONF=thp:always the queues lack PURGE_HUGE (or keep it
 #    with PURGE_JEMALLOC_HUGE=0), or the shim's mappings lack the
 #    MADV_HUGEPAGE hint jemalloc's own would get,
+#  - jemalloc's background threads keep running under the shim (or are
+#    stopped with PURGE_JEMALLOC_KEEP_BG_THREAD=1),
 #  - the shim talks where it should not (no jemalloc) or stays silent where
 #    it should not (ignored libpurge knobs), or its stats are malformed.
 # Exit 77 (meson: skipped) when libjemalloc.so.2 cannot be found; set
@@ -206,6 +208,34 @@ if [ -n "$freeback" ] && grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepa
 	n=$(hg_kib thp-nohint retain:false)
 	echo "== $name: $n KiB mapped MADV_HUGEPAGE by default"
 	[ "$n" = 0 ] || fail "$n KiB MADV_HUGEPAGE without thp:always"
+fi
+
+# jemalloc's background threads have nothing to decay under the shim and
+# cost every free a wake-up (shim.c): the idle thread turns them off
+# (MALLOC_CONF=background_thread:true starts four here), unless
+# PURGE_JEMALLOC_KEEP_BG_THREAD=1.
+# bg_threads NAME VAR=VALUE...: jemalloc_bg_thd threads of freeback after 0.5 s.
+bg_threads() {
+	name=$1
+	shift
+	env LD_PRELOAD="$both" MALLOC_CONF=background_thread:true PURGE_JEMALLOC_STATS=1 "$@" \
+		"$freeback" -a 16M -f 8M -w 1500 -p 0 >"$tmp/$name.log" 2>&1 &
+	pid=$!
+	sleep 0.5
+	cat /proc/"$pid"/task/*/comm | grep -c '^jemalloc_bg_thd$'
+	wait "$pid"
+}
+if [ -n "$freeback" ]; then
+	name=bg-off
+	n=$(bg_threads bg-off)
+	echo "== $name: $n jemalloc background threads left"
+	[ "$n" = 0 ] || fail "$n jemalloc background threads still run"
+	stat_min bg_thread_off 1
+	name=bg-keep
+	n=$(bg_threads bg-keep PURGE_JEMALLOC_KEEP_BG_THREAD=1)
+	echo "== $name: $n jemalloc background threads kept"
+	[ "$n" -ge 1 ] || fail "PURGE_JEMALLOC_KEEP_BG_THREAD=1: no jemalloc background thread"
+	stat_eq bg_thread_off 0
 fi
 
 # Shim after jemalloc in LD_PRELOAD: the shim's malloc_conf loses, so the
