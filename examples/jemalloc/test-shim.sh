@@ -133,6 +133,12 @@ stat_min zero_ranges 1
 # Shim defaults on the default workload shape.
 run default "$both" "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0" -t 3 -s 5M -r 200 -d 1
 stat_min pool 1
+# no limit on the pools' address space, but 1 GiB under strict overcommit
+if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" = 2 ]; then
+	stat_eq pool_max 1073741824
+else
+	stat_eq pool_max 0
+fi
 
 # A heap of thousands of small extents freed in random order (16 KiB values
 # replaced by 512-byte ones and back): the pool's size bins with many
