@@ -25,9 +25,12 @@
 #   NAME       (-c 'NAME VAR=VALUE...') the shim with those variables
 #
 # CPU is the server's (every thread, /proc/PID/task/*/schedstat) over the
-# phase; RSS is VmRSS at the phase's end; purge calls are madvise and
+# phase; RSS is VmRSS at the phase's end; faults are the server's minor
+# page faults in the phase (/proc/PID/stat); purge calls are madvise and
 # process_madvise calls of the server during the phase (perf's syscall
-# tracepoints; "-" without perf).  The client runs on the same machine.
+# tracepoints; "-" without perf).  The client runs on the same machine:
+# with two CPUs or more, the server (all its threads) on the last CPU and
+# redis-benchmark on the others (taskset), unless -T.
 #
 # usage: see usage() below (redis-bench.sh -h or --help).
 # shellcheck disable=SC2086,SC2046 # configuration environments are word lists
@@ -37,7 +40,7 @@ usage() {
 	cat <<EOF
 usage: $0 -s SHIM [-j LIBJEMALLOC] [-J LIBJEMALLOC531] [-r reps] [-k KEYS]
        [-K KEYS2] [-b BATCH] [-P pipeline] [-C clients] [-c 'NAME VAR=VALUE...']...
-       [-x 'CONFIG...'] [-o outdir]
+       [-x 'CONFIG...'] [-o outdir] [-T]
 redis-server under jemalloc's defaults, immediate purging, jemalloc 5.3.1's
 process_madvise batching and libpurge_jemalloc.so, interleaved: SET/s,
 server CPU, RSS and purge calls after 16 KiB values are replaced by 512-byte
@@ -56,6 +59,8 @@ ones (phase 1) and in a churn of 64 KiB values (phase 2); medians.
   -c 'NAME VAR=VALUE...'  add configuration NAME: the shim with those variables
   -x 'CONFIG...'   run only these configurations
   -o outdir        raw runs and report.txt (default: a new /tmp/purge-redis.*)
+  -T               no pinning (default: the server on the last CPU, the
+                   client on the others)
   -h, --help       this text
 Exit status: 0, 1 for bad arguments or a server that did not start, 77
 without redis-server or redis-benchmark.
@@ -74,13 +79,14 @@ clients=50
 extra=""
 only=""
 out=""
+pin=1
 
 case ${1-} in --help)
 	usage
 	exit 0
 	;;
 esac
-while getopts "s:j:J:r:k:K:b:P:C:c:x:o:h" opt; do
+while getopts "s:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
 	case $opt in
 	s) shim=$OPTARG ;;
 	j) je=$OPTARG ;;
@@ -94,6 +100,7 @@ while getopts "s:j:J:r:k:K:b:P:C:c:x:o:h" opt; do
 	c) extra="$extra|$OPTARG" ;;
 	x) only=$OPTARG ;;
 	o) out=$OPTARG ;;
+	T) pin=0 ;;
 	h)
 		usage
 		exit 0
@@ -136,6 +143,15 @@ if [ -n "$only" ]; then
 fi
 nconf=$(echo "$configs" | wc -w)
 imm="dirty_decay_ms:0,muzzy_decay_ms:0"
+# taskset prefixes: the server alone on the last CPU (noise from the
+# client and the scheduler's migrations stays off its CPU time)
+ncpu=$(nproc)
+srv_pin=""
+cli_pin=""
+if [ "$pin" = 1 ] && [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+	srv_pin="taskset -c $((ncpu - 1))"
+	cli_pin="taskset -c 0-$((ncpu - 2))"
+fi
 
 config_env() {
 	case $1 in
@@ -155,19 +171,23 @@ perf stat -x, -o /dev/null -e "$events" true 2>/dev/null && counter=perf || coun
 # CPU ns of every thread of PID.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# minor faults of the process (the field after the command's parentheses)
+minflt() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $8 }'; }
 
 # One phase: redis-benchmark, with the server's CPU and purge calls around
-# it.  Prints "set_per_s cpu_ms rss_mib purge_calls".
+# it.  Prints "set_per_s cpu_ms rss_mib purge_calls faults".
 phase() { # pid sock tag size keyspace requests
 	if [ "$counter" = perf ]; then
 		perf stat -x, -o "$out/$3.perf" -e "$events" -p "$1" &
 		perfpid=$!
 		sleep 0.2 # perf attaches
 	fi
+	f0=$(minflt "$1")
 	c0=$(cpu_ns "$1")
-	redis-benchmark -s "$2" -t set -d "$4" -r "$5" -n "$6" -P "$pipe" -c "$clients" --csv \
+	$cli_pin redis-benchmark -s "$2" -t set -d "$4" -r "$5" -n "$6" -P "$pipe" -c "$clients" --csv \
 		>"$out/$3.csv" 2>&1
 	c1=$(cpu_ns "$1")
+	f1=$(minflt "$1")
 	rss=$(rss_mib "$1")
 	calls=-
 	if [ "$counter" = perf ]; then
@@ -176,14 +196,14 @@ phase() { # pid sock tag size keyspace requests
 		calls=$(awk -F, '$3 ~ /madvise/ { s += $1 } END { printf "%.0f\n", s }' "$out/$3.perf")
 	fi
 	rps=$(awk -F, '$1 == "\"SET\"" { gsub(/"/, "", $2); print $2 }' "$out/$3.csv")
-	echo "${rps:-0} $(((c1 - c0) / 1000000)) $rss $calls"
+	echo "${rps:-0} $(((c1 - c0) / 1000000)) $rss $calls $((f1 - f0))"
 }
 
 run_one() { # config rep
 	tag="$1.$2"
 	dir=$(mktemp -d)
 	sock=$dir/sock
-	env $(config_env "$1") redis-server --port 0 --unixsocket "$sock" --save "" \
+	env $(config_env "$1") $srv_pin redis-server --port 0 --unixsocket "$sock" --save "" \
 		--appendonly no --dir "$dir" >"$out/$tag.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
@@ -228,8 +248,8 @@ report_phase() { # phase-number first-column
 	echo
 	echo "## phase $1: $([ "$1" = 1 ] && echo "16 KiB values replaced by 512-byte ones (-d 512 -r $keys -n $((4 * keys)))" ||
 		echo "64 KiB values churned (-d 65536 -r $keys2 -n $((4 * keys2)))")"
-	printf '%-10s %9s %7s %8s %7s %8s %8s %8s\n' config SET/s vs_def cpu_ms vs_def rss_MiB \
-		vs_imm purges
+	printf '%-10s %9s %7s %8s %7s %8s %8s %8s %8s\n' config SET/s vs_def cpu_ms vs_def \
+		rss_MiB vs_imm purges faults
 	d_rps=$(median defaults "$c")
 	d_cpu=$(median defaults $((c + 1)))
 	i_rss=$(median immediate $((c + 2)))
@@ -237,9 +257,10 @@ report_phase() { # phase-number first-column
 		r=$(median "$k" "$c")
 		u=$(median "$k" $((c + 1)))
 		m=$(median "$k" $((c + 2)))
-		printf '%-10s %9.0f %6.0f%% %8.0f %6.2fx %8.1f %7.2fx %8s\n' "$k" "$r" \
+		printf '%-10s %9.0f %6.0f%% %8.0f %6.2fx %8.1f %7.2fx %8s %8s\n' "$k" "$r" \
 			"$(echo "$r $d_rps" | awk '{ print ($2 > 0) ? 100 * $1 / $2 : 0 }')" "$u" \
-			"$(ratio "$u" "$d_cpu")" "$m" "$(ratio "$m" "$i_rss")" "$(median "$k" $((c + 3)))"
+			"$(ratio "$u" "$d_cpu")" "$m" "$(ratio "$m" "$i_rss")" "$(median "$k" $((c + 3)))" \
+			"$(median "$k" $((c + 4)))"
 	done
 }
 
@@ -260,12 +281,13 @@ done
 	echo "# redis-bench.sh $(date -u +%Y-%m-%dT%H:%MZ): $(redis-server --version | cut -d' ' -f3,5)," \
 		"jemalloc $je, 5.3.1 $je531"
 	echo "# kernel $(uname -r), $(nproc) CPUs; reps=$reps (medians); keys=$keys keys2=$keys2" \
-		"pipeline=$pipe clients=$clients batch531=$batch; counter: $counter"
+		"pipeline=$pipe clients=$clients batch531=$batch; counter: $counter;" \
+		"server ${srv_pin:-not pinned}, client ${cli_pin:-not pinned}"
 	echo "# load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# filled RSS (MiB): $(for k in $configs; do printf '%s %s  ' "$k" "$(median "$k" 3)"; done)"
 	report_phase 1 4
-	report_phase 2 8
+	report_phase 2 9
 	echo
 	echo "raw runs: $out/runs.tsv (config rep filled_MiB, then per phase: SET/s cpu_ms rss_MiB" \
-		"purge_calls); server logs with the shim's stats: $out/CONFIG.REP.log"
+		"purge_calls faults); server logs with the shim's stats: $out/CONFIG.REP.log"
 } | tee "$out/report.txt"
