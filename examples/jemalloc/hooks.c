@@ -363,7 +363,7 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 	uint64_t queued = !ret && sh->zeroing ? now | 1 : POOL_DIRTY;
 	release(sh, (uintptr_t)addr, size, queued, seq);
 	if (!ret)
-		shim_after_enqueue(sh);
+		shim_after_enqueue(sh, size);
 	gate_leave(sh);
 	errno = saved;
 	return false;

@@ -103,12 +103,18 @@ static size_t trim_shard(struct shard *o, size_t excess)
  * shards together, settle the oldest ranges until keep_bytes are left:
  * this shard's first (the one growing), then the others'.  The most
  * recently released ranges, the ones about to be reused, stay pending (and
- * resident).  A shard's pending bytes are read after its own enqueues
- * only, so cancels elsewhere leave the sum high: it is read afresh before
- * anything is flushed. */
-void shim_after_enqueue(struct shard *sh)
+ * resident).  Between reads of the queues the sum only grows, by what is
+ * enqueued (cancels and flushes leave it high): an upper bound, read
+ * afresh from every queue once it passes max_bytes, before anything is
+ * flushed.  Reading the queue's stats after every enqueue cost a lock, a
+ * memset and a copy of the stats per release. */
+void shim_after_enqueue(struct shard *sh, size_t len)
 {
-	if (!shim.cfg.max_bytes || shim_note_pending(sh) <= shim.cfg.max_bytes)
+	if (!shim.cfg.max_bytes)
+		return;
+	atomic_fetch_add_explicit(&sh->pending, len, memory_order_relaxed);
+	if (atomic_fetch_add_explicit(&shim.pending, len, memory_order_relaxed) + len <=
+	    shim.cfg.max_bytes)
 		return;
 	size_t sum = 0;
 	for (unsigned i = 0; i < shim.nshard; i++)

@@ -70,9 +70,15 @@ struct pool_range {
 	 * decided by purge_cancel's answer at hand-out, see hooks.c. */
 	uint64_t queued;
 	uint64_t stamp;           /* larger = released more recently */
-	unsigned left, right;     /* the address tree: a treap by start */
 	unsigned prev, next, bin; /* its size bin's list, newest first */
 	unsigned older, newer;    /* the age list, by stamp */
+};
+
+/* A range's node in the address tree, a treap by start (a copy of the
+ * range's), apart from the ranges: a descent reads only these. */
+struct pool_node {
+	uintptr_t start;
+	unsigned left, right;
 };
 
 /* Size bins, for finding a fit without looking at every range: one per
@@ -87,6 +93,7 @@ struct pool_range {
  * and one list by release time.  No operation moves other ranges. */
 struct pool {
 	struct pool_range *r; /* cap of them, mmap'ed */
+	struct pool_node *t;  /* the tree's node of each, after them */
 	unsigned n, cap, free;
 	unsigned fresh;          /* ids never used start here */
 	unsigned root;           /* of the address tree */
@@ -187,7 +194,8 @@ struct shard {
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
 	_Atomic uint64_t fail_seq; /* bumped by every failed purge, under pool_lock */
-	_Atomic size_t pending;    /* the queue's pending bytes when last read */
+	_Atomic size_t pending;    /* the queue's pending bytes when last read, plus
+	                              what was enqueued since: an upper bound */
 	struct shim_counters ct;
 };
 
@@ -235,9 +243,10 @@ size_t shim_note_pending(struct shard *sh);
 /* Turns jemalloc's background threads off when they are on (mallctl
  * "background_thread"); true when it did.  Not from a hook. */
 bool shim_background_off(void);
-/* After a purge_enqueue: when the shards hold more than max_bytes pending
- * between them, purge_flush_to() down to keep_bytes, this shard first. */
-void shim_after_enqueue(struct shard *sh);
+/* After a purge_enqueue of len bytes: when the shards hold more than
+ * max_bytes pending between them, purge_flush_to() down to keep_bytes,
+ * this shard first. */
+void shim_after_enqueue(struct shard *sh, size_t len);
 
 /* ---- dirty.c ----------------------------------------------------------- */
 

@@ -5,7 +5,8 @@
  * bookkeeping, so it needs no jemalloc and no real memory behind the
  * addresses.  The addresses fit 32 bits: it runs on -m32 too.  A random
  * run over thousands of ranges checks the address tree (ordered, disjoint,
- * shallow), the size bins and the age list against each other after every
+ * shallow, its keys the ranges' starts), the size bins and the age list
+ * against each other after every
  * step, each hand-out against a look at every range, and each give-back
  * of the oldest range against the smallest stamp.
  * Also the failure sequence (dirty.c): a hand-out that runs while a failed
@@ -45,7 +46,7 @@ static unsigned walk(const struct pool *p)
 
 	depth_max = 0;
 	while (t != POOL_NONE || sp) {
-		for (; t != POOL_NONE; t = p->r[t].left) {
+		for (; t != POOL_NONE; t = p->t[t].left) {
 			if (sp == 512)
 				return UINT32_MAX;
 			stack[sp++] = t;
@@ -55,7 +56,7 @@ static unsigned walk(const struct pool *p)
 		if (n < WALK_MAX)
 			order[n] = t;
 		n++;
-		t = p->r[t].right;
+		t = p->t[t].right;
 	}
 	return n;
 }
@@ -264,7 +265,8 @@ static bool pool_consistent(const struct pool *p)
 	memset(seen, 0, sizeof(seen));
 	for (unsigned i = 0; i < n; i++) {
 		const struct pool_range *r = &p->r[order[i]];
-		if (r->end <= r->start || (i + 1 < n && r->end > p->r[order[i + 1]].start))
+		if (r->end <= r->start || (i + 1 < n && r->end > p->r[order[i + 1]].start) ||
+		    p->t[order[i]].start != r->start)
 			return false;
 		bytes += r->end - r->start;
 		seen[order[i]] = 1;
