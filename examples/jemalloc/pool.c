@@ -429,10 +429,20 @@ static unsigned next_bin(const struct pool *p, unsigned b)
 	return POOL_BINS;
 }
 
+/* A range of the wanted class that w fills exactly: only a more recent
+ * one would rank before it, and each bin's list is newest first. */
+static bool perfect(const struct pool_range *r, const struct pool_want *w)
+{
+	return r->end - r->start == w->size && wanted(r, w);
+}
+
 /* The best range for w by better(), among those looked at: bins from w's
  * size up, smallest first, until one has a range of the wanted class (a
  * larger bin could only hold a looser fit) or MORE_LOOKS ranges were looked
- * at after the first fit.  O(bins + BIN_LOOKS + MORE_LOOKS). */
+ * at after the first fit; the first perfect one ends the search.  O(bins +
+ * BIN_LOOKS + MORE_LOOKS).  Without that end, a hand-out from a bin full of
+ * ranges its size (redis' 64 KiB values) looked at 32 of them: 1,100
+ * instructions a hand-out (callgrind). */
 static unsigned find_fit(const struct pool *p, const struct pool_want *w, uintptr_t *at)
 {
 	unsigned best = NONE, more = 0;
@@ -446,6 +456,8 @@ static unsigned find_fit(const struct pool *p, const struct pool_want *w, uintpt
 			if (a && (best == NONE || better(&p->r[id], &p->r[best], w))) {
 				best = id;
 				*at = a;
+				if (perfect(&p->r[id], w))
+					return best;
 			}
 		}
 		if (best != NONE && wanted(&p->r[best], w))

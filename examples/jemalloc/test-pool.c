@@ -212,6 +212,20 @@ static void test_oldest_and_dirty(void)
 	EXPECT(p.n == 3 && p.bytes == 16 * K);
 }
 
+/* In a bin of several lengths (66 and 70 pages share one), the tighter
+ * of two wanted ranges, though the looser one was released since: only an
+ * exact fit ends the search at once. */
+static void test_tight_in_bin(void)
+{
+	struct pool p = fresh(8);
+	struct pool_piece pc;
+
+	pool_insert(&p, BASE, BASE + 66 * K, 9);
+	pool_insert(&p, BASE + 100 * K, BASE + 170 * K, 9);
+	EXPECT(pool_bin(66 * K) == pool_bin(70 * K));
+	EXPECT(take(&p, 0, 66 * K, K, 2, false, &pc) && pc.addr == BASE);
+}
+
 /* `only`: a range of the preferred class or nothing, the pool unchanged. */
 static void test_only_preferred(void)
 {
@@ -463,6 +477,7 @@ int main(void)
 	test_preference();
 	test_preference_idle();
 	test_best_fit();
+	test_tight_in_bin();
 	test_oldest_and_dirty();
 	test_full();
 	test_only_preferred();
