@@ -118,13 +118,28 @@ static size_t size_arg(const char *s)
 	return parse_size(s, &v) && v <= SIZE_MAX ? (size_t)v : 0;
 }
 
+/* Asked for (-h, --help): to stdout, exit 0; a mistake: to stderr, exit 2. */
+static _Noreturn void usage(FILE *f)
+{
+	fprintf(f, "usage: churn [-t threads] [-m total[K|M|G]] [-b big] [-s small]\n"
+	           "             [-d seconds | -n rounds] [-S seed]\n"
+	           "  sizes are multiples of 8, small >= 16, big > small;\n"
+	           "  defaults: -t 2 -m 1G -b 16384 -s 512 -d 5 -S 1\n"
+	           "  -h, --help  this text\n");
+	exit(f == stdout ? 0 : 2);
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	int c;
 
 	*o = (struct opts){2, 0, 5, (size_t)1 << 30, 16384, 512, 1};
-	while ((c = getopt(argc, argv, "t:m:b:s:d:n:S:")) != -1) {
+	if (wants_help(argc, argv))
+		usage(stdout);
+	while ((c = getopt(argc, argv, "t:m:b:s:d:n:S:h")) != -1) {
 		switch (c) {
+		case 'h':
+			usage(stdout);
 		case 't':
 			o->threads = (unsigned)atoi(optarg);
 			break;
@@ -147,17 +162,12 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->seed = strtoull(optarg, NULL, 10);
 			break;
 		default:
-			goto usage;
+			usage(stderr);
 		}
 	}
-	if (optind == argc && o->threads && o->total >= o->big && o->small >= 16 &&
-	    o->big > o->small && o->big % 8 == 0 && o->small % 8 == 0)
-		return;
-usage:
-	fprintf(stderr, "usage: churn [-t threads] [-m total[K|M|G]] [-b big] [-s small]\n"
-	                "             [-d seconds | -n rounds] [-S seed]\n"
-	                "  sizes are multiples of 8, small >= 16, big > small\n");
-	exit(2);
+	if (optind != argc || !o->threads || o->total < o->big || o->small < 16 ||
+	    o->big <= o->small || o->big % 8 || o->small % 8)
+		usage(stderr);
 }
 
 int main(int argc, char **argv)

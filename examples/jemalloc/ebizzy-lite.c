@@ -285,15 +285,17 @@ static int64_t shim_syscalls(void)
 
 /* ---- command line ---------------------------------------------------- */
 
-static void usage(void)
+/* Asked for (-h, --help): to stdout, exit 0; a mistake: to stderr, exit 2. */
+static _Noreturn void usage(FILE *f)
 {
-	fprintf(stderr,
-	        "usage: ebizzy-lite [-t threads] [-s chunk_bytes[K|M]] [-l live_chunks]\n"
-	        "       [-j jitter_pct] [-r lookups_per_chunk] [-d seconds | -n iterations]\n"
-	        "       [-S seed] [-V] [-z] [-g]\n"
-	        "  -V check every record before free   -z calloc (checked zero with -V)\n"
-	        "  -g grow each chunk by realloc from half size\n");
-	exit(1);
+	fprintf(f, "usage: ebizzy-lite [-t threads] [-s chunk_bytes[K|M]] [-l live_chunks]\n"
+	           "       [-j jitter_pct] [-r lookups_per_chunk] [-d seconds | -n iterations]\n"
+	           "       [-S seed] [-V] [-z] [-g]\n"
+	           "  -V check every record before free   -z calloc (checked zero with -V)\n"
+	           "  -g grow each chunk by realloc from half size   -h, --help this text\n"
+	           "Exit status: 0; 1 out of memory; 2 bad arguments, or a damaged record\n"
+	           "or canary (CANARY FAILED on stderr).\n");
+	exit(f == stdout ? 0 : 2);
 }
 
 static uint64_t num(const char *s)
@@ -301,7 +303,7 @@ static uint64_t num(const char *s)
 	uint64_t v;
 
 	if (!parse_size(s, &v))
-		usage();
+		usage(stderr);
 	return v;
 }
 
@@ -316,8 +318,12 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .seconds = 5,
 	                   .chunk = 5u << 20,
 	                   .seed = 1};
-	while ((c = getopt(argc, argv, "t:s:l:j:r:d:n:S:Vzg")) != -1) {
+	if (wants_help(argc, argv))
+		usage(stdout);
+	while ((c = getopt(argc, argv, "t:s:l:j:r:d:n:S:Vzgh")) != -1) {
 		switch (c) {
+		case 'h':
+			usage(stdout);
 		case 't':
 			o->threads = (unsigned)num(optarg);
 			break;
@@ -352,11 +358,11 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->grow = true;
 			break;
 		default:
-			usage();
+			usage(stderr);
 		}
 	}
 	if (!o->threads || !o->live || o->jitter > 90 || o->chunk < 4096 || optind != argc)
-		usage();
+		usage(stderr);
 }
 
 /* ---- main ------------------------------------------------------------ */

@@ -84,14 +84,31 @@ static _Noreturn void child(void)
 	_exit(0);
 }
 
+/* Asked for (-h, --help): to stdout, exit 0; a mistake: to stderr, exit 2. */
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: fork-storm [-t threads] [-n forks]\n"
+	           "  -t  threads that allocate meanwhile, 1 to 64 (default 4)\n"
+	           "  -n  forks, one after another (default 200)\n"
+	           "  -h, --help  this text\n"
+	           "Exit status: 0 every child exited 0, 1 some did not, 2 bad arguments.\n");
+	return f == stdout ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned threads = 4, forks = 200, bad = 0;
 	pthread_t tid[64];
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:n:")) != -1) {
+	/* getopt() cannot take a long option */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help"))
+			return usage(stdout);
+	while ((opt = getopt(argc, argv, "t:n:h")) != -1) {
 		switch (opt) {
+		case 'h':
+			return usage(stdout);
 		case 't':
 			threads = (unsigned)strtoul(optarg, NULL, 10);
 			break;
@@ -99,8 +116,7 @@ int main(int argc, char **argv)
 			forks = (unsigned)strtoul(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(stderr, "usage: fork-storm [-t threads] [-n forks]\n");
-			return 2;
+			return usage(stderr);
 		}
 	}
 	if (threads < 1 || threads > 64) {

@@ -191,6 +191,7 @@ static void *map_at(struct shard *sh, void *want, size_t size)
 		INC(sh, munmaps);
 		return NULL;
 	}
+	thp_hint(p, size);
 	return p;
 }
 
@@ -208,11 +209,26 @@ static void keep_tail(struct shard *sh, uintptr_t s, uintptr_t e)
 	}
 }
 
-/* keep: the rest of MAP_MIN goes to the pool (not while a fork is
+/* What map_fresh maps for size bytes: at least MAP_MIN when the rest is
+ * kept; where huge pages back the memory, a multiple of MAP_MIN (the
+ * frame size on x86_64), which the kernel aligns to a frame (mm/mmap.c,
+ * __get_unmapped_area: anonymous mappings of a PMD multiple, 6.7 and
+ * later), so that every frame of it can be one huge page. */
+static size_t map_len(size_t size, bool keep)
+{
+	if (!keep)
+		return size;
+	if (size <= MAP_MIN)
+		return MAP_MIN;
+	size_t up = (size + MAP_MIN - 1) & ~(MAP_MIN - 1);
+	return shim.cfg.huge && up > size ? up : size;
+}
+
+/* keep: the rest of map_len goes to the pool (not while a fork is
  * prepared: then it is unmapped with the alignment slack). */
 static void *map_fresh(struct shard *sh, size_t size, size_t align, bool keep)
 {
-	size_t len = size < MAP_MIN && keep ? MAP_MIN : size;
+	size_t len = map_len(size, keep);
 	size_t over = len + (align > shim.page ? align - shim.page : 0);
 
 	if (over < len)
@@ -221,6 +237,7 @@ static void *map_fresh(struct shard *sh, size_t size, size_t align, bool keep)
 	if (m == MAP_FAILED)
 		return NULL;
 	INC(sh, mmaps);
+	thp_hint(m, over);
 	uintptr_t b = (uintptr_t)m, a = (b + align - 1) & ~(uintptr_t)(align - 1);
 	if (a != b) {
 		munmap(m, a - b);
@@ -346,7 +363,7 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 	uint64_t queued = !ret && sh->zeroing ? now | 1 : POOL_DIRTY;
 	release(sh, (uintptr_t)addr, size, queued, seq);
 	if (!ret)
-		shim_after_enqueue(sh);
+		shim_after_enqueue(sh, size);
 	gate_leave(sh);
 	errno = saved;
 	return false;

@@ -7,7 +7,10 @@
  *  - settles, in each shard, what has waited max_delay once the shard has
  *    enqueued nothing for max_delay (while frees go on, the enqueues'
  *    own age check does that work, and the thread stays off the locks);
- *  - settles everything at a memory-pressure event (purge_pressure_open()).
+ *  - settles everything at a memory-pressure event (purge_pressure_open());
+ *  - turns jemalloc's own background threads off, once a second at most
+ *    (shim_background_off: they have nothing to do here, and cost every
+ *    free a wake-up), unless PURGE_JEMALLOC_KEEP_BG_THREAD=1.
  * The hooks pay one relaxed store of the coarse clock per release
  * (shard.last_enqueue), on a line they write anyway: no lock, no syscall.
  *
@@ -36,6 +39,9 @@
 #include "shim.h"
 
 #define TRIGGER_AFTER_NS 1000000000u
+/* How often it looks whether jemalloc's background threads were turned on
+ * (redis does it after start-up, and CONFIG SET can at any time). */
+#define BG_CHECK_MS 1000
 
 static struct {
 	pthread_t tid;
@@ -165,7 +171,12 @@ static void *idle_main(void *arg)
 	for (;;) {
 		if (idle.open_at && idle_now() >= idle.open_at)
 			idle_open_trigger();
+		if (!shim.cfg.keep_bg && shim_background_off())
+			atomic_fetch_add_explicit(&shim.shard[0].ct.bg_off, 1,
+			                          memory_order_relaxed);
 		int timeout = idle_timeout_ms();
+		if (!shim.cfg.keep_bg && (timeout < 0 || timeout > BG_CHECK_MS))
+			timeout = BG_CHECK_MS;
 		int fd = atomic_load(&idle.fd);
 		struct pollfd p = {fd, idle.events, 0};
 		if (poll(&p, fd >= 0, timeout) > 0)

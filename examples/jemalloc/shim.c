@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,21 +74,27 @@ size_t shim_note_pending(struct shard *sh)
 	struct purge_stats st;
 
 	purge_get_stats(sh->q, &st);
-	size_t old = atomic_exchange(&sh->pending, (size_t)st.pending_bytes);
-	size_t delta = (size_t)st.pending_bytes - old; /* modulo: may be "negative" */
+	/* held parts of huge frames (PURGE_HUGE) do not count: a flush_to
+	 * would not settle them (they wait for their frame, MAX_DELAY_MS at
+	 * most), so counting them would flush at every enqueue for nothing */
+	size_t mine = (size_t)(st.pending_bytes - st.held_bytes);
+	size_t old = atomic_exchange(&sh->pending, mine);
+	size_t delta = mine - old; /* modulo: may be "negative" */
 	return atomic_fetch_add(&shim.pending, delta) + delta;
 }
 
-/* Settles the shard's oldest ranges, up to `excess` bytes; returns what is
- * left of excess. */
+/* Settles the shard's oldest ranges, up to `excess` bytes of those not
+ * held for their frame; returns what is left of excess. */
 static size_t trim_shard(struct shard *o, size_t excess)
 {
-	size_t mine = atomic_load(&o->pending);
+	struct purge_stats st;
 
-	if (atomic_load(&o->state) != SHARD_READY || !mine)
+	if (atomic_load(&o->state) != SHARD_READY || !atomic_load(&o->pending))
 		return excess;
+	purge_get_stats(o->q, &st);
+	size_t mine = (size_t)(st.pending_bytes - st.held_bytes);
 	size_t take = mine < excess ? mine : excess;
-	purge_flush_to(o->q, mine - take);
+	purge_flush_to(o->q, (size_t)st.pending_bytes - take);
 	shim_note_pending(o);
 	return excess - take;
 }
@@ -96,12 +103,18 @@ static size_t trim_shard(struct shard *o, size_t excess)
  * shards together, settle the oldest ranges until keep_bytes are left:
  * this shard's first (the one growing), then the others'.  The most
  * recently released ranges, the ones about to be reused, stay pending (and
- * resident).  A shard's pending bytes are read after its own enqueues
- * only, so cancels elsewhere leave the sum high: it is read afresh before
- * anything is flushed. */
-void shim_after_enqueue(struct shard *sh)
+ * resident).  Between reads of the queues the sum only grows, by what is
+ * enqueued (cancels and flushes leave it high): an upper bound, read
+ * afresh from every queue once it passes max_bytes, before anything is
+ * flushed.  Reading the queue's stats after every enqueue cost a lock, a
+ * memset and a copy of the stats per release. */
+void shim_after_enqueue(struct shard *sh, size_t len)
 {
-	if (!shim.cfg.max_bytes || shim_note_pending(sh) <= shim.cfg.max_bytes)
+	if (!shim.cfg.max_bytes)
+		return;
+	atomic_fetch_add_explicit(&sh->pending, len, memory_order_relaxed);
+	if (atomic_fetch_add_explicit(&shim.pending, len, memory_order_relaxed) + len <=
+	    shim.cfg.max_bytes)
 		return;
 	size_t sum = 0;
 	for (unsigned i = 0; i < shim.nshard; i++)
@@ -199,11 +212,33 @@ static bool env_flag(const char *name)
 	return e && *e && strcmp(e, "0") != 0;
 }
 
+/*
+ * No limit on the pools' address space, as jemalloc's own default
+ * (retain:true) keeps all of it: what a pool holds has been or will be
+ * purged, and unmapping its oldest holes split the heap's mappings into
+ * thousands of VMAs (5,091 munmaps and 3.7% of redis-server's CPU time in
+ * redis-bench.sh's phase 1, with a 1 GiB limit), which every later fault
+ * and purge then walks.  Under strict overcommit (vm.overcommit_memory=2)
+ * mapped memory is charged whether resident or not: 1 GiB there.
+ */
+static uint64_t default_pool_max(void)
+{
+	char c = 0;
+	int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = 0;
+		close(fd);
+	}
+	return c == '2' ? (uint64_t)1 << 30 : 0;
+}
+
 /* Defaults: README.md, "Settings". */
 static void read_config(struct shim_config *c)
 {
 	uint64_t ranges = 4096, bytes = 32 << 20, keep = UINT64_MAX, delay_ms = 1000;
-	uint64_t pool_max = (uint64_t)1 << 30, incremental = 1, idle = 1;
+	uint64_t pool_max = default_pool_max(), incremental = 1, idle = 1, keep_bg = 0;
 
 	env_size("PURGE_JEMALLOC_MAX_RANGES", 1, 1u << 20, &ranges);
 	env_size("PURGE_JEMALLOC_MAX_BYTES", 0, SIZE_MAX, &bytes);
@@ -212,6 +247,7 @@ static void read_config(struct shim_config *c)
 	env_size("PURGE_JEMALLOC_POOL_MAX", 0, SIZE_MAX, &pool_max);
 	env_size("PURGE_JEMALLOC_INCREMENTAL", 0, 1, &incremental);
 	env_size("PURGE_JEMALLOC_IDLE", 0, 1, &idle);
+	env_size("PURGE_JEMALLOC_KEEP_BG_THREAD", 0, 1, &keep_bg);
 	c->max_ranges = (unsigned)ranges;
 	c->max_bytes = (size_t)bytes;
 	c->keep_bytes = keep == UINT64_MAX ? (size_t)bytes / 2 : (size_t)keep;
@@ -219,6 +255,7 @@ static void read_config(struct shim_config *c)
 	c->pool_max = (size_t)pool_max;
 	c->incremental = incremental;
 	c->idle = idle;
+	c->keep_bg = keep_bg;
 	c->advice = MADV_DONTNEED;
 	const char *adv = getenv("PURGE_JEMALLOC_ADVICE");
 	if (adv && !strcmp(adv, "free"))
@@ -270,7 +307,8 @@ static int setup_queue(struct shard *sh)
 	    /* the bytes threshold is the shim's own: shim_after_enqueue */
 	    .max_pending_bytes = 0,
 	    .max_delay_ns = shim.cfg.max_delay_ns,
-	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0),
+	    .flags = PURGE_LOCKED | (shim.cfg.incremental ? PURGE_INCREMENTAL : 0) |
+	             (shim.cfg.huge ? PURGE_HUGE : 0),
 	    .on_failure = on_failure,
 	    .arg = sh,
 	};
@@ -382,6 +420,25 @@ static bool read_ctl(const char *name, void *val, size_t len)
 	size_t got = len;
 
 	return je_ctl(name, val, &got, NULL, 0) == 0 && got == len;
+}
+
+/*
+ * jemalloc's background threads only decay (the shim sets both decays to
+ * 0: nothing to decay; its idle thread does the deferred work), but 5.3.0
+ * and 5.3.1 wake one up on every free of an extent while it sleeps without
+ * a deadline, as it does when nothing decays (arena.c,
+ * arena_background_thread_inactivity_check via arena_handle_deferred_work:
+ * a pthread_cond_signal and two context switches per free).  redis turns
+ * them on at start-up (jemalloc-bg-thread yes): under the shim that cost
+ * the server 10-15% of its CPU time in a churn of 64 KiB values.
+ */
+bool shim_background_off(void)
+{
+	bool on = false, off = false;
+
+	if (!je_ctl || !read_ctl("background_thread", &on, sizeof(on)) || !on)
+		return false;
+	return je_ctl("background_thread", NULL, NULL, &off, sizeof(off)) == 0;
 }
 
 static int set_hooks(unsigned arena)
@@ -511,6 +568,19 @@ static void fork_child(void)
 	idle_fork_child();
 }
 
+/* Why PURGE_HUGE is on or off, and the hint fresh mappings get. */
+static void say_huge(void)
+{
+	const struct shim_thp *t = &shim.thp;
+
+	out("huge pages: PURGE_HUGE %s (%s; jemalloc opt.thp=%s, system %s)%s\n",
+	    shim.cfg.huge ? "on" : "off", t->forced ? "PURGE_JEMALLOC_HUGE" : "from THP",
+	    t->je[0] ? t->je : "unknown", t->sys[0] ? t->sys : "without THP",
+	    t->hint == MADV_HUGEPAGE     ? ", fresh mappings MADV_HUGEPAGE"
+	    : t->hint == MADV_NOHUGEPAGE ? ", fresh mappings MADV_NOHUGEPAGE"
+	                                 : "");
+}
+
 static void say_active(void)
 {
 	out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
@@ -518,6 +588,7 @@ static void say_active(void)
 	    info.hooked, info.nauto, info.huge ? " +huge" : "");
 	if (!info.active)
 		return;
+	say_huge();
 	if (!idle_running())
 		out("idle thread off\n");
 	else
@@ -540,6 +611,10 @@ static void shim_start(void)
 		return;
 	}
 	read_config(&shim.cfg);
+	const char *thp = NULL;
+	thp_setup(read_ctl("opt.thp", &thp, sizeof(thp)) ? thp : NULL);
+	if (shim.thp.bad_env)
+		out("ignoring PURGE_JEMALLOC_HUGE=%s (0 or 1)\n", getenv("PURGE_JEMALLOC_HUGE"));
 	/* jemalloc 5.3 with retain:true, several arenas and extent hooks that
 	 * give memory back crashes (a NULL dereference in its own metadata),
 	 * measured even with hooks that only mmap and munmap: README.md */
@@ -619,6 +694,10 @@ static void add_stats(struct purge_stats *s, const struct purge_stats *a)
 	s->call_iovecs += a->call_iovecs;
 	for (int i = 0; i < PURGE_STATS_IOV_BUCKETS; i++)
 		s->calls_by_iovecs[i] += a->calls_by_iovecs[i];
+	s->frames_whole += a->frames_whole;
+	s->frames_split += a->frames_split;
+	s->held_ranges += a->held_ranges;
+	s->held_bytes += a->held_bytes;
 	s->backend = a->backend;
 }
 
@@ -745,11 +824,14 @@ static void print_shim(struct text *t, bool json)
 	if (json)
 		add(t,
 		    "{\"purge_jemalloc\":{\"pid\":%d,\"program\":\"%s\",\"jemalloc\":\"%s\","
-		    "\"huge\":%s",
-		    (int)getpid(), prog, info.version, info.huge ? "true" : "false");
+		    "\"huge\":%s,\"thp\":\"%s\",\"thp_system\":\"%s\"",
+		    (int)getpid(), prog, info.version, info.huge ? "true" : "false", shim.thp.je,
+		    shim.thp.sys);
 	else
-		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s\n", tag, info.version, info.hooked,
-		    info.nauto, info.huge ? "+huge" : "");
+		add(t, "%s: jemalloc %s arenas_hooked=%u of %u%s thp=%s system_thp=%s\n", tag,
+		    info.version, info.hooked, info.nauto, info.huge ? "+huge" : "",
+		    shim.thp.je[0] ? shim.thp.je : "unknown",
+		    shim.thp.sys[0] ? shim.thp.sys : "none");
 	const struct kv set[] = {
 	    {"arenas_hooked", info.hooked},
 	    {"arenas", info.nauto},
@@ -761,7 +843,9 @@ static void print_shim(struct text *t, bool json)
 	    {"max_delay_ms", shim.cfg.max_delay_ns / 1000000},
 	    {"pool_max", shim.cfg.pool_max},
 	    {"incremental", shim.cfg.incremental},
+	    {"purge_huge", shim.cfg.huge},
 	    {"idle_thread", idle_running()},
+	    {"keep_bg_thread", shim.cfg.keep_bg},
 	    {"pressure_watched", idle_trigger() == 0},
 	    {"check", shim.cfg.check},
 	};
@@ -798,6 +882,7 @@ static void print_shim(struct text *t, bool json)
 	    {"steal", CT(steal)},
 	    {"idle_flushes", CT(idle_flushes)},
 	    {"pressure_flushes", CT(pressure_flushes)},
+	    {"bg_thread_off", CT(bg_off)},
 	};
 	const struct kv check[] = {
 	    {"pending_checks", CT(check_pending)},

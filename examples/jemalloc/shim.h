@@ -2,15 +2,17 @@
 /*
  * Private declarations of the jemalloc extent-hook shim (libpurge_jemalloc.so).
  *
- *   pool.c   address space the shim owns: sorted ranges tagged with when
- *            they were last queued for purging (or "dirty"); plain data,
- *            the caller locks
+ *   pool.c   address space the shim owns: disjoint ranges tagged with when
+ *            they were last queued for purging (or "dirty"), found by
+ *            address, size and age; plain data, the caller locks
  *   hooks.c  the nine extent hooks jemalloc calls, and the fork gate
  *   dirty.c  a failed purge against a hand-out: the pool's dirty tags and
  *            the shard's failure sequence
  *   check.c  PURGE_JEMALLOC_CHECK=1 verifications
  *   idle.c   the idle thread: settles what waited once releases stop, and
  *            everything under memory pressure
+ *   thp.c    huge pages: jemalloc's opt.thp and the system's mode, the
+ *            hint on fresh mappings, PURGE_HUGE on the queues
  *   shim.c   settings, libpurge queue, arena hook installation, fork
  *            handlers, stats
  *
@@ -67,8 +69,16 @@ struct pool_range {
 	 * whether its purge has run (compared with purge_oldest_ns()): zero is
 	 * decided by purge_cancel's answer at hand-out, see hooks.c. */
 	uint64_t queued;
-	uint64_t stamp; /* larger = released more recently */
-	unsigned node;  /* its entry in a size bin */
+	uint64_t stamp;           /* larger = released more recently */
+	unsigned prev, next, bin; /* its size bin's list, newest first */
+	unsigned older, newer;    /* the age list, by stamp */
+};
+
+/* A range's node in the address tree, a treap by start (a copy of the
+ * range's), apart from the ranges: a descent reads only these. */
+struct pool_node {
+	uintptr_t start;
+	unsigned left, right;
 };
 
 /* Size bins, for finding a fit without looking at every range: one per
@@ -76,21 +86,19 @@ struct pool_range {
 #define POOL_EXACT 64
 #define POOL_BINS  (POOL_EXACT + 1 + 4 * 52)
 
-/* A range's entry in its bin: a doubly linked list, newest first, of the
- * ranges' start addresses (array positions move; starts do not). */
-struct pool_node {
-	uintptr_t start;
-	unsigned prev, next, bin; /* POOL_NONE ends a list */
-};
+#define POOL_NONE UINT32_MAX /* no range: ends a list, an empty subtree */
 
-#define POOL_NONE UINT32_MAX
-
+/* Ranges live in an array by id (ids do not move; free ones are chained
+ * by next), linked three ways: a tree by address, a list per size bin,
+ * and one list by release time.  No operation moves other ranges. */
 struct pool {
-	struct pool_range *r;   /* sorted by address, disjoint; mmap'ed */
-	struct pool_node *node; /* cap of them, mmap'ed; free ones chained by next */
+	struct pool_range *r; /* cap of them, mmap'ed */
+	struct pool_node *t;  /* the tree's node of each, after them */
 	unsigned n, cap, free;
-	unsigned fresh; /* nodes never used start here */
-	size_t bytes;   /* sum of the range lengths */
+	unsigned fresh;          /* ids never used start here */
+	unsigned root;           /* of the address tree */
+	unsigned oldest, newest; /* the ends of the age list */
+	size_t bytes;            /* sum of the range lengths */
 	uint64_t stamp;
 	unsigned head[POOL_BINS];
 	uint64_t used[(POOL_BINS + 63) / 64]; /* bins that are not empty */
@@ -118,7 +126,8 @@ int pool_insert(struct pool *p, uintptr_t s, uintptr_t e, uint64_t queued);
 /* Carves w->size bytes aligned to w->align (at w->at when non-zero) out of
  * the best range for w. */
 bool pool_take(struct pool *p, const struct pool_want *w, struct pool_piece *out);
-/* Removes the least recently released range (to give it back to the kernel). */
+/* Removes the least recently released range (to give it back to the
+ * kernel).  O(log n). */
 bool pool_take_oldest(struct pool *p, uintptr_t *s, uintptr_t *e);
 /* The size bin of a range of len bytes. */
 unsigned pool_bin(uintptr_t len);
@@ -139,6 +148,8 @@ struct shim_config {
 	int advice;            /* MADV_DONTNEED or MADV_FREE */
 	bool incremental;      /* PURGE_INCREMENTAL: automatic flushes oldest first */
 	bool idle;             /* PURGE_JEMALLOC_IDLE: run the idle thread (idle.c) */
+	bool huge;             /* PURGE_HUGE on the queues (thp.c) */
+	bool keep_bg;          /* PURGE_JEMALLOC_KEEP_BG_THREAD=1: leave jemalloc's own */
 	bool check;            /* PURGE_JEMALLOC_CHECK=1 */
 	bool verbose;          /* PURGE_JEMALLOC_VERBOSE=1 */
 	int stats;             /* PURGE_JEMALLOC_STATS: STATS_* */
@@ -156,6 +167,7 @@ struct shim_counters {
 	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
 	_Atomic uint64_t idle_flushes;       /* the idle thread's age flushes */
 	_Atomic uint64_t pressure_flushes;   /* its flushes at pressure events */
+	_Atomic uint64_t bg_off;             /* times it turned jemalloc's background threads off */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
 };
 
@@ -182,12 +194,23 @@ struct shard {
 	struct pool pool;
 	pthread_mutex_t pool_lock; /* taken after the queue's lock, never before */
 	_Atomic uint64_t fail_seq; /* bumped by every failed purge, under pool_lock */
-	_Atomic size_t pending;    /* the queue's pending bytes when last read */
+	_Atomic size_t pending;    /* the queue's pending bytes when last read, plus
+	                              what was enqueued since: an upper bound */
 	struct shim_counters ct;
+};
+
+/* What thp.c found and does. */
+struct shim_thp {
+	char je[16];  /* jemalloc's opt.thp: "default", "always", "never", "" */
+	char sys[16]; /* the system's: "always", "madvise", "never", "" (no THP) */
+	int hint;     /* madvise() advice for fresh mappings, or 0 */
+	bool forced;  /* PURGE_JEMALLOC_HUGE=0/1 decided shim_config.huge */
+	bool bad_env; /* PURGE_JEMALLOC_HUGE was set to something else */
 };
 
 struct shim {
 	struct shim_config cfg;
+	struct shim_thp thp;
 	struct shard *shard; /* nshard of them (arenas 0..opt.narenas), mmap'ed */
 	unsigned nshard;
 	size_t page;
@@ -217,9 +240,13 @@ int shim_cancel(struct shard *sh, void *addr, size_t len);
 void shim_unmap(struct shard *sh, uintptr_t s, uintptr_t e);
 /* Reads the shard's pending bytes into the shards' sum; returns the sum. */
 size_t shim_note_pending(struct shard *sh);
-/* After a purge_enqueue: when the shards hold more than max_bytes pending
- * between them, purge_flush_to() down to keep_bytes, this shard first. */
-void shim_after_enqueue(struct shard *sh);
+/* Turns jemalloc's background threads off when they are on (mallctl
+ * "background_thread"); true when it did.  Not from a hook. */
+bool shim_background_off(void);
+/* After a purge_enqueue of len bytes: when the shards hold more than
+ * max_bytes pending between them, purge_flush_to() down to keep_bytes,
+ * this shard first. */
+void shim_after_enqueue(struct shard *sh, size_t len);
 
 /* ---- dirty.c ----------------------------------------------------------- */
 
@@ -261,6 +288,16 @@ bool idle_running(void);
 /* 0 when the thread watches a pressure trigger, 1 before it opens one,
  * else why not (a negative errno from purge_pressure_open()). */
 int idle_trigger(void);
+
+/* ---- thp.c ------------------------------------------------------------ */
+
+/* Reads the system's THP mode and decides shim.thp.hint and
+ * shim.cfg.huge from jemalloc's opt.thp (NULL: unknown) and
+ * PURGE_JEMALLOC_HUGE.  At start-up, before any shard is set up. */
+void thp_setup(const char *je_thp);
+/* The hint jemalloc's own mappings would get (MADV_HUGEPAGE or
+ * MADV_NOHUGEPAGE), on a fresh mapping; errno is kept. */
+void thp_hint(void *addr, size_t len);
 
 /* ---- check.c ----------------------------------------------------------- */
 

@@ -4,8 +4,11 @@
  * exact-address requests, the hand-out preference and dirty marking.  Pure
  * bookkeeping, so it needs no jemalloc and no real memory behind the
  * addresses.  The addresses fit 32 bits: it runs on -m32 too.  A random
- * run over thousands of ranges checks the size bins against the array
- * after every step, and each hand-out against a look at every range.
+ * run over thousands of ranges checks the address tree (ordered, disjoint,
+ * shallow, its keys the ranges' starts), the size bins and the age list
+ * against each other after every
+ * step, each hand-out against a look at every range, and each give-back
+ * of the oldest range against the smallest stamp.
  * Also the failure sequence (dirty.c): a hand-out that runs while a failed
  * purge is being recorded must not be reported zero.
  */
@@ -13,6 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shim.h"
 
@@ -28,6 +32,46 @@ static int failures;
 			failures++;                                                                \
 		}                                                                                  \
 	} while (0)
+
+/* ---- the pool's ranges in address order: a walk of its tree ---------- */
+
+#define WALK_MAX 8192
+static unsigned order[WALK_MAX], depth_max;
+
+/* Fills order[] with the ids in address order, sets depth_max; returns how
+ * many there are (UINT32_MAX: deeper than the walk's stack). */
+static unsigned walk(const struct pool *p)
+{
+	unsigned stack[512], sp = 0, n = 0, t = p->root;
+
+	depth_max = 0;
+	while (t != POOL_NONE || sp) {
+		for (; t != POOL_NONE; t = p->t[t].left) {
+			if (sp == 512)
+				return UINT32_MAX;
+			stack[sp++] = t;
+			depth_max = sp > depth_max ? sp : depth_max;
+		}
+		t = stack[--sp];
+		if (n < WALK_MAX)
+			order[n] = t;
+		n++;
+		t = p->t[t].right;
+	}
+	return n;
+}
+
+/* The i-th range by address. */
+static const struct pool_range *at(const struct pool *p, unsigned i)
+{
+	unsigned n = walk(p);
+
+	if (i >= n || i >= WALK_MAX) {
+		fprintf(stderr, "no range %u of %u\n", i, n);
+		exit(1);
+	}
+	return &p->r[order[i]];
+}
 
 static struct pool fresh(unsigned cap)
 {
@@ -58,12 +102,13 @@ static void test_merge(void)
 	EXPECT(p.n == 2);
 	/* fills the hole: one range, tagged with its newest enqueue */
 	EXPECT(pool_insert(&p, BASE + 4 * K, BASE + 8 * K, 1) == 0);
-	EXPECT(p.n == 1 && p.r[0].start == BASE && p.r[0].end == BASE + 12 * K);
-	EXPECT(p.r[0].queued == 5 && p.bytes == 12 * K);
+	EXPECT(p.n == 1 && at(&p, 0)->start == BASE && at(&p, 0)->end == BASE + 12 * K);
+	EXPECT(at(&p, 0)->queued == 5 && p.bytes == 12 * K);
 	/* a dirty neighbour makes the whole range dirty */
 	EXPECT(pool_insert(&p, BASE + 12 * K, BASE + 13 * K, POOL_DIRTY) == 0);
-	EXPECT(p.n == 1 && p.r[0].queued == POOL_DIRTY && p.bytes == 13 * K);
-	/* overlaps are double releases */
+	EXPECT(p.n == 1 && at(&p, 0)->queued == POOL_DIRTY && p.bytes == 13 * K);
+	/* overlaps are double releases, the very same range too */
+	EXPECT(pool_insert(&p, BASE, BASE + 13 * K, 1) == -EEXIST);
 	EXPECT(pool_insert(&p, BASE + 11 * K, BASE + 13 * K, 1) == -EEXIST);
 	EXPECT(pool_insert(&p, BASE - K, BASE + K, 1) == -EEXIST);
 	EXPECT(p.bytes == 13 * K);
@@ -85,8 +130,8 @@ static void test_exact_address(void)
 	EXPECT(take(&p, BASE + 10 * K, 2 * K, K, 0, false, &pc));
 	EXPECT(pc.addr == BASE + 10 * K && !pc.dirty);
 	EXPECT(p.n == 3 && p.bytes == 10 * K);
-	EXPECT(p.r[1].end == BASE + 10 * K && p.r[2].start == BASE + 12 * K);
-	EXPECT(p.r[1].queued == 7 && p.r[2].queued == 7);
+	EXPECT(at(&p, 1)->end == BASE + 10 * K && at(&p, 2)->start == BASE + 12 * K);
+	EXPECT(at(&p, 1)->queued == 7 && at(&p, 2)->queued == 7);
 	EXPECT(take(&p, BASE + K, K, K, 0, false, &pc) && pc.addr == BASE + K && pc.dirty);
 }
 
@@ -98,7 +143,7 @@ static void test_alignment(void)
 	pool_insert(&p, BASE + K, BASE + 40 * K, 1);
 	EXPECT(take(&p, 0, 8 * K, 16 * K, 0, false, &pc));
 	EXPECT(pc.addr == BASE + 16 * K);
-	EXPECT(p.n == 2 && p.r[0].end == BASE + 16 * K && p.r[1].start == BASE + 24 * K);
+	EXPECT(p.n == 2 && at(&p, 0)->end == BASE + 16 * K && at(&p, 1)->start == BASE + 24 * K);
 	/* too big once aligned */
 	EXPECT(!take(&p, 0, 16 * K, 32 * K, 0, false, &pc));
 }
@@ -156,10 +201,29 @@ static void test_oldest_and_dirty(void)
 	pool_insert(&p, BASE + 20 * K, BASE + 24 * K, 1);
 	pool_insert(&p, BASE, BASE + 4 * K, 1);
 	pool_insert(&p, BASE + 40 * K, BASE + 48 * K, 1);
+	pool_insert(&p, BASE + 60 * K, BASE + 64 * K, 1);
+	/* from a gap: the range before it is not touched */
+	pool_mark_dirty(&p, BASE + 50 * K, BASE + 61 * K);
+	EXPECT(at(&p, 2)->queued == 1 && at(&p, 3)->queued == POOL_DIRTY);
 	pool_mark_dirty(&p, BASE + 3 * K, BASE + 21 * K);
-	EXPECT(p.r[0].queued == POOL_DIRTY && p.r[1].queued == POOL_DIRTY && p.r[2].queued == 1);
+	EXPECT(at(&p, 0)->queued == POOL_DIRTY && at(&p, 1)->queued == POOL_DIRTY &&
+	       at(&p, 2)->queued == 1);
 	EXPECT(pool_take_oldest(&p, &s, &e) && s == BASE + 20 * K && e == BASE + 24 * K);
-	EXPECT(p.n == 2 && p.bytes == 12 * K);
+	EXPECT(p.n == 3 && p.bytes == 16 * K);
+}
+
+/* In a bin of several lengths (66 and 70 pages share one), the tighter
+ * of two wanted ranges, though the looser one was released since: only an
+ * exact fit ends the search at once. */
+static void test_tight_in_bin(void)
+{
+	struct pool p = fresh(8);
+	struct pool_piece pc;
+
+	pool_insert(&p, BASE, BASE + 66 * K, 9);
+	pool_insert(&p, BASE + 100 * K, BASE + 170 * K, 9);
+	EXPECT(pool_bin(66 * K) == pool_bin(70 * K));
+	EXPECT(take(&p, 0, 66 * K, K, 2, false, &pc) && pc.addr == BASE);
 }
 
 /* `only`: a range of the preferred class or nothing, the pool unchanged. */
@@ -195,44 +259,83 @@ static void test_full(void)
 	EXPECT(p.n == 2 && p.bytes == 20 * K);
 }
 
-/* The bins agree with the array: every range filed once, in the bin of its
- * length, under its start; the non-empty bitmap and the byte sum right. */
-static bool bins_consistent(const struct pool *p)
+/* Each structure agrees with the others: the tree is ordered, disjoint and
+ * no deeper than a random search tree gets (a treap whose priorities do not
+ * shuffle degenerates to a list on sorted inserts); every range is filed
+ * once in the bin of its length; the age list holds every range, oldest
+ * first by stamp; the bitmap, the count and the byte sum are right. */
+static bool pool_consistent(const struct pool *p)
 {
-	unsigned seen = 0;
+	static unsigned char seen[WALK_MAX];
+	unsigned n = walk(p), inbins = 0, lg = 1, aged = 0;
 	size_t bytes = 0;
 
+	if (n != p->n || n > WALK_MAX)
+		return false;
+	while ((1u << lg) < n)
+		lg++;
+	if (depth_max > 3 * lg + 8)
+		return false;
+	memset(seen, 0, sizeof(seen));
+	for (unsigned i = 0; i < n; i++) {
+		const struct pool_range *r = &p->r[order[i]];
+		if (r->end <= r->start || (i + 1 < n && r->end > p->r[order[i + 1]].start) ||
+		    p->t[order[i]].start != r->start)
+			return false;
+		bytes += r->end - r->start;
+		seen[order[i]] = 1;
+	}
 	for (unsigned b = 0; b < POOL_BINS; b++) {
 		bool used = (p->used[b / 64] >> (b % 64)) & 1;
 		if (used != (p->head[b] != POOL_NONE))
 			return false;
 		unsigned prev = POOL_NONE;
-		for (unsigned id = p->head[b]; id != POOL_NONE; id = p->node[id].next) {
-			const struct pool_node *nd = &p->node[id];
-			unsigned i = 0;
-			while (i < p->n && p->r[i].start != nd->start)
-				i++;
-			if (i == p->n || p->r[i].node != id || nd->bin != b || nd->prev != prev ||
-			    pool_bin(p->r[i].end - p->r[i].start) != b || ++seen > p->n)
+		for (unsigned id = p->head[b]; id != POOL_NONE; id = p->r[id].next) {
+			const struct pool_range *r = &p->r[id];
+			if (id >= WALK_MAX || seen[id] != 1 || r->bin != b || r->prev != prev ||
+			    pool_bin(r->end - r->start) != b || ++inbins > n)
 				return false;
+			seen[id] = 2;
 			prev = id;
 		}
 	}
-	for (unsigned i = 0; i < p->n; i++)
-		bytes += p->r[i].end - p->r[i].start;
-	return seen == p->n && bytes == p->bytes;
+	unsigned older = POOL_NONE;
+	for (unsigned id = p->oldest; id != POOL_NONE; id = p->r[id].newer) {
+		if (id >= WALK_MAX || seen[id] != 2 || p->r[id].older != older || ++aged > n ||
+		    (older != POOL_NONE && p->r[older].stamp > p->r[id].stamp))
+			return false;
+		older = id;
+	}
+	return inbins == n && aged == n && older == p->newest && bytes == p->bytes;
 }
 
 /* Whether any range could serve an unaligned request of size (page aligned). */
 static bool fits_somewhere(const struct pool *p, size_t size, bool wanted_only, uint64_t oldest)
 {
-	for (unsigned i = 0; i < p->n; i++) {
-		bool settled =
-		    p->r[i].queued != POOL_DIRTY && (oldest == 0 || p->r[i].queued < oldest);
-		if (p->r[i].end - p->r[i].start >= size && (!wanted_only || !settled))
+	unsigned n = walk(p);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct pool_range *r = &p->r[order[i]];
+		bool settled = r->queued != POOL_DIRTY && (oldest == 0 || r->queued < oldest);
+		if (r->end - r->start >= size && (!wanted_only || !settled))
 			return true;
 	}
 	return false;
+}
+
+/* pool_take_oldest gives back the range with the smallest stamp. */
+static bool oldest_is_first(struct pool *p)
+{
+	unsigned n = walk(p), old = POOL_NONE;
+	uintptr_t s, e;
+
+	for (unsigned i = 0; i < n; i++)
+		if (old == POOL_NONE || p->r[order[i]].stamp < p->r[old].stamp)
+			old = order[i];
+	if (old == POOL_NONE)
+		return !pool_take_oldest(p, &s, &e);
+	uintptr_t want = p->r[old].start, want_end = p->r[old].end;
+	return pool_take_oldest(p, &s, &e) && s == want && e == want_end;
 }
 
 static void test_bins_random(void)
@@ -242,14 +345,23 @@ static void test_bins_random(void)
 	struct pool_piece pc;
 	uint32_t s = 12345;
 	bool ok = true;
-	unsigned takes = 0, wants = 0, hits = 0;
+	unsigned takes = 0, wants = 0, hits = 0, olds = 0, middles = 0;
 
 	for (int step = 0; step < 8000 && ok; step++) {
 		s = s * 1103515245u + 12345u;
-		uintptr_t at = BASE + (uintptr_t)((s >> 8) % 60000) * K;
+		uintptr_t addr = BASE + (uintptr_t)((s >> 8) % 60000) * K;
 		size_t len = (size_t)(1 + (s >> 3) % 300) * K;
-		if (s & 1) {
-			pool_insert(&p, at, at + len, (s >> 20) & 1 ? POOL_DIRTY : 5);
+		if ((s & 15) == 2) {
+			ok = oldest_is_first(&p);
+			olds++;
+		} else if ((s & 15) == 4 && p.n) {
+			/* an exact address inside a range: often a carve from the middle */
+			const struct pool_range *r = at(&p, (s >> 12) % p.n);
+			uintptr_t a = r->start + (r->end - r->start) / K / 2 * K;
+			ok = take(&p, a, K, K, 9, false, &pc) && pc.addr == a;
+			middles += a != r->start;
+		} else if (s & 1) {
+			pool_insert(&p, addr, addr + len, (s >> 20) & 1 ? POOL_DIRTY : 5);
 		} else {
 			bool any = fits_somewhere(&p, len, false, 9);
 			bool want = fits_somewhere(&p, len, true, 9);
@@ -262,12 +374,34 @@ static void test_bins_random(void)
 			hits += want && got && pc.dirty;
 			takes += got;
 		}
-		ok = ok && bins_consistent(&p);
+		ok = ok && pool_consistent(&p);
 	}
 	EXPECT(ok);
-	EXPECT(takes > 1000 && wants > 500);
+	EXPECT(takes > 1000 && wants > 500 && olds > 200 && middles > 100);
 	EXPECT(hits >= wants - wants / 20);
-	printf("pool: %u hand-outs, wanted class found %u of %u times\n", takes, hits, wants);
+	printf("pool: %u hand-outs, wanted class found %u of %u times, %u oldest given back,"
+	       " %u ranges at depth %u at the end\n",
+	       takes, hits, wants, olds, walk(&p), depth_max);
+}
+
+/* Addresses in increasing order, then decreasing (a heap freed from one
+ * end): the tree stays shallow, and every range is found by address. */
+static void test_sorted_inserts(void)
+{
+	enum { N = 3000 };
+	struct pool p = fresh(2 * N);
+	struct pool_piece pc;
+	bool ok = true;
+
+	for (unsigned i = 0; i < N; i++)
+		ok = ok && pool_insert(&p, BASE + 2 * i * K, BASE + (2 * i + 1) * K, 1) == 0;
+	for (unsigned i = N; i-- > 0;)
+		ok = ok && pool_insert(&p, BASE + (2 * N + 2 * i) * K,
+		                       BASE + (2 * N + 2 * i + 1) * K, 1) == 0;
+	EXPECT(ok && pool_consistent(&p));
+	for (unsigned i = 0; i < 2 * N && ok; i += 7)
+		ok = take(&p, BASE + 2 * i * K, K, K, 0, false, &pc) && pc.addr == BASE + 2 * i * K;
+	EXPECT(ok && pool_consistent(&p));
 }
 
 /* ---- a failed purge against a hand-out (dirty.c) ----------------------- */
@@ -343,10 +477,12 @@ int main(void)
 	test_preference();
 	test_preference_idle();
 	test_best_fit();
+	test_tight_in_bin();
 	test_oldest_and_dirty();
 	test_full();
 	test_only_preferred();
 	test_bins_random();
+	test_sorted_inserts();
 	test_failure_race();
 	if (failures)
 		fprintf(stderr, "%d expectation(s) failed\n", failures);

@@ -15,6 +15,11 @@
 #  - a program that frees most of its heap and goes quiet does not get it
 #    back (RSS) soon after the max delay, or at a pressure event (the idle
 #    thread), also in a fork child,
+#  - under MALLOC_CONF=thp:always the queues lack PURGE_HUGE (or keep it
+#    with PURGE_JEMALLOC_HUGE=0), or the shim's mappings lack the
+#    MADV_HUGEPAGE hint jemalloc's own would get,
+#  - jemalloc's background threads keep running under the shim (or are
+#    stopped with PURGE_JEMALLOC_KEEP_BG_THREAD=1),
 #  - the shim talks where it should not (no jemalloc) or stays silent where
 #    it should not (ignored libpurge knobs), or its stats are malformed.
 # Exit 77 (meson: skipped) when libjemalloc.so.2 cannot be found; set
@@ -128,6 +133,12 @@ stat_min zero_ranges 1
 # Shim defaults on the default workload shape.
 run default "$both" "MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0" -t 3 -s 5M -r 200 -d 1
 stat_min pool 1
+# no limit on the pools' address space, but 1 GiB under strict overcommit
+if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" = 2 ]; then
+	stat_eq pool_max 1073741824
+else
+	stat_eq pool_max 0
+fi
 
 # A heap of thousands of small extents freed in random order (16 KiB values
 # replaced by 512-byte ones and back): the pool's size bins with many
@@ -153,6 +164,85 @@ fi
 run huge "$both" "" -t 2 -s 9M -l 2 -r 50 -d 1
 v=$(grep -c '+huge' "$tmp/huge.log")
 [ "$v" -ge 1 ] || fail "huge arena not hooked"
+
+# Huge pages: under MALLOC_CONF=thp:always the shim sets PURGE_HUGE on its
+# queues (purge_huge=1 in the stats, and the verbose line says so) where
+# the system has THP, and libpurge's frame plan sees the releases: 5 MiB
+# chunks hold whole 2 MiB frames, which frames_whole counts.  Off with
+# PURGE_JEMALLOC_HUGE=0, and then no frame is planned.  The workload's and
+# check mode's checks hold throughout.
+huge_want=1
+grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null && huge_want=0
+[ -r /sys/kernel/mm/transparent_hugepage/enabled ] || huge_want=0
+run thp-huge "$both" "MALLOC_CONF=thp:always PURGE_JEMALLOC_VERBOSE=1 $tiny" \
+	-t 2 -s 5M -l 2 -j 30 -r 50 -d 1
+stat_eq purge_huge "$huge_want"
+if [ "$huge_want" = 1 ]; then
+	stat_min frames_whole 1
+	grep -q 'huge pages: PURGE_HUGE on' "$tmp/$name.log" || fail "verbose line: not on"
+fi
+run thp-off "$both" "MALLOC_CONF=thp:always PURGE_JEMALLOC_HUGE=0 PURGE_JEMALLOC_VERBOSE=1 $tiny" \
+	-t 2 -s 5M -l 2 -j 30 -r 50 -d 1
+stat_eq purge_huge 0
+stat_eq frames_whole 0
+grep -q 'huge pages: PURGE_HUGE off (PURGE_JEMALLOC_HUGE' "$tmp/$name.log" ||
+	fail "verbose line: not off by PURGE_JEMALLOC_HUGE"
+
+# The shim's mappings get the hint jemalloc's own would get: with the
+# system at "madvise", MADV_HUGEPAGE under thp:always ("hg" in VmFlags of
+# /proc/PID/smaps) on the 16 MiB that hold freeback's heap (the pool keeps
+# them mapped after the frees), none by default.  jemalloc's own mappings
+# (metadata, the request that creates the huge arena) have it too: 16.5
+# MiB here without the shim's hint, which failed the check at 24 MiB.
+# hg_kib NAME MALLOC_CONF: KiB of freeback's mappings that carry hg.
+hg_kib() {
+	name=$1
+	env LD_PRELOAD="$both" MALLOC_CONF="$2" "$freeback" -a 16M -f 8M -w 1500 -p 0 \
+		>"$tmp/$name.log" 2>&1 &
+	pid=$!
+	sleep 0.5
+	awk '$1 == "Size:" { size = $2 } $1 == "VmFlags:" && / hg/ { kib += size }
+		END { print kib + 0 }' "/proc/$pid/smaps"
+	wait "$pid"
+}
+if [ -n "$freeback" ] && grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled; then
+	name=thp-hint
+	n=$(hg_kib thp-hint thp:always)
+	echo "== $name: $n KiB mapped MADV_HUGEPAGE under thp:always"
+	[ "$n" -ge 24576 ] || fail "$n KiB MADV_HUGEPAGE under thp:always, expected >= 24576"
+	name=thp-nohint
+	n=$(hg_kib thp-nohint retain:false)
+	echo "== $name: $n KiB mapped MADV_HUGEPAGE by default"
+	[ "$n" = 0 ] || fail "$n KiB MADV_HUGEPAGE without thp:always"
+fi
+
+# jemalloc's background threads have nothing to decay under the shim and
+# cost every free a wake-up (shim.c): the idle thread turns them off
+# (MALLOC_CONF=background_thread:true starts four here), unless
+# PURGE_JEMALLOC_KEEP_BG_THREAD=1.
+# bg_threads NAME VAR=VALUE...: jemalloc_bg_thd threads of freeback after 0.5 s.
+bg_threads() {
+	name=$1
+	shift
+	env LD_PRELOAD="$both" MALLOC_CONF=background_thread:true PURGE_JEMALLOC_STATS=1 "$@" \
+		"$freeback" -a 16M -f 8M -w 1500 -p 0 >"$tmp/$name.log" 2>&1 &
+	pid=$!
+	sleep 0.5
+	cat /proc/"$pid"/task/*/comm | grep -c '^jemalloc_bg_thd$'
+	wait "$pid"
+}
+if [ -n "$freeback" ]; then
+	name=bg-off
+	n=$(bg_threads bg-off)
+	echo "== $name: $n jemalloc background threads left"
+	[ "$n" = 0 ] || fail "$n jemalloc background threads still run"
+	stat_min bg_thread_off 1
+	name=bg-keep
+	n=$(bg_threads bg-keep PURGE_JEMALLOC_KEEP_BG_THREAD=1)
+	echo "== $name: $n jemalloc background threads kept"
+	[ "$n" -ge 1 ] || fail "PURGE_JEMALLOC_KEEP_BG_THREAD=1: no jemalloc background thread"
+	stat_eq bg_thread_off 0
+fi
 
 # Shim after jemalloc in LD_PRELOAD: the shim's malloc_conf loses, so the
 # user passes retain:false; MADV_FREE never yields zero ranges from the pool.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the two workloads (ebizzy-lite.c, churn.c) share: the clock, their
- * random numbers, size arguments, which malloc runs, RSS sampling from
+ * random numbers, size arguments, --help, which malloc runs, RSS sampling from
  * /proc/self/statm and the timed run.  Plain malloc/free programs, so
  * nothing here depends on jemalloc or libpurge.
  */
@@ -53,6 +53,16 @@ static inline bool parse_size(const char *s, uint64_t *val)
 		return false;
 	*val = (uint64_t)v << shift;
 	return true;
+}
+
+/* --help among the options (before a "--"): getopt() cannot take a long
+ * option, and would call it an invalid option '-'. */
+static inline bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help"))
+			return true;
+	return false;
 }
 
 /* jemalloc's version when jemalloc serves malloc. */

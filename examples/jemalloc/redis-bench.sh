@@ -1,0 +1,293 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# redis-bench.sh: redis-server (the system's, linked to libjemalloc.so.2)
+# under several allocator configurations, side by side: SET throughput,
+# the server's CPU time, its RSS and its purge system calls in two phases.
+# Configurations are interleaved (the order rotates every repetition) and
+# medians reported.
+#
+#   fill     KEYS values of 16 KiB (key:000000000000 ...; about 930 MiB at
+#            the default 59,500), set by a Lua script: not measured
+#   phase 1  redis-benchmark SETs 512-byte values to random keys of the same
+#            keyspace, 4 x KEYS requests (98% of the values replaced): the
+#            heap shrinks by about 900 MiB
+#   phase 2  SETs of 64 KiB values to random keys of the first KEYS2
+#            (8,192: about 640 MiB), 4 x KEYS2 requests: the heap grows
+#            back, then every SET frees one 64 KiB value and makes another
+#
+#   defaults   jemalloc as redis runs it (its 10 s decay, redis' background thread)
+#   immediate  MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 (a purge per extent)
+#   batch531   jemalloc 5.3.1 (-J) with immediate purging and its own
+#              process_madvise batching (process_madvise_max_batch:BATCH)
+#   shim       libpurge_jemalloc.so (-s) in front of jemalloc
+#   shim531    the shim in front of jemalloc 5.3.1
+#   NAME       (-c 'NAME VAR=VALUE...') the shim with those variables
+#
+# CPU is the server's (every thread, /proc/PID/task/*/schedstat) over the
+# phase; RSS is VmRSS at the phase's end; faults are the server's minor
+# page faults in the phase (/proc/PID/stat); purge calls are madvise and
+# process_madvise calls of the server during the phase (perf's syscall
+# tracepoints; "-" without perf).  The client runs on the same machine:
+# with two CPUs or more, the server (all its threads) on the last CPU and
+# redis-benchmark on the others (taskset), unless -T.
+#
+# usage: see usage() below (redis-bench.sh -h or --help).
+# shellcheck disable=SC2086,SC2046 # configuration environments are word lists
+set -u
+
+usage() {
+	cat <<EOF
+usage: $0 -s SHIM [-j LIBJEMALLOC] [-J LIBJEMALLOC531] [-r reps] [-k KEYS]
+       [-K KEYS2] [-b BATCH] [-P pipeline] [-C clients] [-c 'NAME VAR=VALUE...']...
+       [-x 'CONFIG...'] [-o outdir] [-T]
+redis-server under jemalloc's defaults, immediate purging, jemalloc 5.3.1's
+process_madvise batching and libpurge_jemalloc.so, interleaved: SET/s,
+server CPU, RSS and purge calls after 16 KiB values are replaced by 512-byte
+ones (phase 1) and in a churn of 64 KiB values (phase 2); medians.
+  -s SHIM          libpurge_jemalloc.so
+  -j LIBJEMALLOC   jemalloc redis runs with (default: redis' own, ldconfig's)
+  -J LIBJEMALLOC531 jemalloc 5.3.1 for batch531 and shim531 (default
+                   /opt/jemalloc-5.3.1/lib/libjemalloc.so.2; those rows are
+                   left out when it is not there)
+  -r reps          repetitions of every configuration (default $reps)
+  -k KEYS          16 KiB values filled, replaced in phase 1 (default $keys)
+  -K KEYS2         keys of 64 KiB values in phase 2 (default $keys2)
+  -b BATCH         batch531's process_madvise_max_batch (default $batch)
+  -P pipeline      redis-benchmark -P (default $pipe)
+  -C clients       redis-benchmark -c (default $clients)
+  -c 'NAME VAR=VALUE...'  add configuration NAME: the shim with those variables
+  -x 'CONFIG...'   run only these configurations
+  -o outdir        raw runs and report.txt (default: a new /tmp/purge-redis.*)
+  -T               no pinning (default: the server on the last CPU, the
+                   client on the others)
+  -h, --help       this text
+Exit status: 0, 1 for bad arguments or a server that did not start, 77
+without redis-server or redis-benchmark.
+EOF
+}
+
+shim=""
+je=""
+je531=/opt/jemalloc-5.3.1/lib/libjemalloc.so.2
+reps=2
+keys=59500
+keys2=8192
+batch=64
+pipe=16
+clients=50
+extra=""
+only=""
+out=""
+pin=1
+
+case ${1-} in --help)
+	usage
+	exit 0
+	;;
+esac
+while getopts "s:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
+	case $opt in
+	s) shim=$OPTARG ;;
+	j) je=$OPTARG ;;
+	J) je531=$OPTARG ;;
+	r) reps=$OPTARG ;;
+	k) keys=$OPTARG ;;
+	K) keys2=$OPTARG ;;
+	b) batch=$OPTARG ;;
+	P) pipe=$OPTARG ;;
+	C) clients=$OPTARG ;;
+	c) extra="$extra|$OPTARG" ;;
+	x) only=$OPTARG ;;
+	o) out=$OPTARG ;;
+	T) pin=0 ;;
+	h)
+		usage
+		exit 0
+		;;
+	*)
+		usage >&2
+		exit 1
+		;;
+	esac
+done
+for p in redis-server redis-cli redis-benchmark; do
+	command -v $p >/dev/null || {
+		echo "$0: no $p (apt-get install redis-server redis-tools)" >&2
+		exit 77
+	}
+done
+[ -r "$shim" ] || {
+	echo "$0: -s SHIM is required" >&2
+	exit 1
+}
+shim=$(readlink -f "$shim")
+[ -n "$je" ] || je=$(ldd "$(command -v redis-server)" | awk '/libjemalloc/ { print $3; exit }')
+[ -n "$je" ] || je=$(/sbin/ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
+[ -r "$je" ] || {
+	echo "$0: libjemalloc.so.2 not found (use -j)" >&2
+	exit 1
+}
+out=${out:-$(mktemp -d /tmp/purge-redis.XXXXXX)}
+mkdir -p "$out"
+
+configs="defaults immediate batch531 shim shim531"
+[ -r "$je531" ] || configs="defaults immediate shim"
+configs="$configs $(echo "$extra" | tr '|' '\n' | awk 'NF { printf "%s ", $1 }')"
+if [ -n "$only" ]; then
+	sel=""
+	for c in $configs; do
+		case " $only " in *" $c "*) sel="$sel $c" ;; esac
+	done
+	configs=$sel
+fi
+nconf=$(echo "$configs" | wc -w)
+imm="dirty_decay_ms:0,muzzy_decay_ms:0"
+# taskset prefixes: the server alone on the last CPU (noise from the
+# client and the scheduler's migrations stays off its CPU time)
+ncpu=$(nproc)
+srv_pin=""
+cli_pin=""
+if [ "$pin" = 1 ] && [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+	srv_pin="taskset -c $((ncpu - 1))"
+	cli_pin="taskset -c 0-$((ncpu - 2))"
+fi
+
+config_env() {
+	case $1 in
+	defaults) echo "LD_PRELOAD=$je" ;;
+	immediate) echo "LD_PRELOAD=$je MALLOC_CONF=$imm" ;;
+	batch531) echo "LD_PRELOAD=$je531 MALLOC_CONF=$imm,process_madvise_max_batch:$batch" ;;
+	shim) echo "LD_PRELOAD=$shim:$je PURGE_JEMALLOC_STATS=1" ;;
+	shim531) echo "LD_PRELOAD=$shim:$je531 PURGE_JEMALLOC_STATS=1" ;;
+	*) echo "LD_PRELOAD=$shim:$je PURGE_JEMALLOC_STATS=1" \
+		"$(echo "$extra" | tr '|' '\n' | awk -v n="$1" '$1 == n { $1 = ""; print }')" ;;
+	esac
+}
+
+events=syscalls:sys_enter_madvise,syscalls:sys_enter_process_madvise
+perf stat -x, -o /dev/null -e "$events" true 2>/dev/null && counter=perf || counter=none
+
+# CPU ns of every thread of PID.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# minor faults of the process (the field after the command's parentheses)
+minflt() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $8 }'; }
+
+# One phase: redis-benchmark, with the server's CPU and purge calls around
+# it.  Prints "set_per_s cpu_ms rss_mib purge_calls faults".
+phase() { # pid sock tag size keyspace requests
+	if [ "$counter" = perf ]; then
+		perf stat -x, -o "$out/$3.perf" -e "$events" -p "$1" &
+		perfpid=$!
+		sleep 0.2 # perf attaches
+	fi
+	f0=$(minflt "$1")
+	c0=$(cpu_ns "$1")
+	$cli_pin redis-benchmark -s "$2" -t set -d "$4" -r "$5" -n "$6" -P "$pipe" -c "$clients" --csv \
+		>"$out/$3.csv" 2>&1
+	c1=$(cpu_ns "$1")
+	f1=$(minflt "$1")
+	rss=$(rss_mib "$1")
+	calls=-
+	if [ "$counter" = perf ]; then
+		kill -INT "$perfpid"
+		wait "$perfpid"
+		calls=$(awk -F, '$3 ~ /madvise/ { s += $1 } END { printf "%.0f\n", s }' "$out/$3.perf")
+	fi
+	rps=$(awk -F, '$1 == "\"SET\"" { gsub(/"/, "", $2); print $2 }' "$out/$3.csv")
+	echo "${rps:-0} $(((c1 - c0) / 1000000)) $rss $calls $((f1 - f0))"
+}
+
+run_one() { # config rep
+	tag="$1.$2"
+	dir=$(mktemp -d)
+	sock=$dir/sock
+	env $(config_env "$1") $srv_pin redis-server --port 0 --unixsocket "$sock" --save "" \
+		--appendonly no --dir "$dir" >"$out/$tag.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		redis-cli -s "$sock" ping >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	redis-cli -s "$sock" ping >/dev/null 2>&1 || {
+		echo "$0: redis-server ($1) did not start: $(tail -n 3 "$out/$tag.log")" >&2
+		exit 1
+	}
+	# the fill: one Lua call per 10,000 keys (a script blocks the server)
+	i=0
+	while [ "$i" -lt "$keys" ]; do
+		n=$((keys - i < 10000 ? keys - i : 10000))
+		redis-cli -s "$sock" eval "local v = string.rep('v', tonumber(ARGV[3]))
+			for k = tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1 do
+				redis.call('SET', string.format('key:%012d', k), v)
+			end" 0 "$i" "$n" 16384 >/dev/null
+		i=$((i + n))
+	done
+	filled=$(rss_mib "$pid")
+	p1=$(phase "$pid" "$sock" "$tag.p1" 512 "$keys" $((4 * keys)))
+	p2=$(phase "$pid" "$sock" "$tag.p2" 65536 "$keys2" $((4 * keys2)))
+	redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1
+	wait "$pid"
+	rm -rf "$dir"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$filled" "$(echo "$p1" | tr ' ' '\t')" \
+		"$(echo "$p2" | tr ' ' '\t')" >>"$out/runs.tsv"
+	tail -n 1 "$out/runs.tsv"
+}
+
+median() { # config column
+	awk -F'\t' -v c="$1" -v col="$2" '$1 == c && $col != "-" { print $col }' "$out/runs.tsv" |
+		sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+			print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+ratio() { echo "$1 $2" | awk '{ printf "%.2f", ($2 > 0) ? $1 / $2 : 0 }'; }
+
+report_phase() { # phase-number first-column
+	c=$2
+	echo
+	echo "## phase $1: $([ "$1" = 1 ] && echo "16 KiB values replaced by 512-byte ones (-d 512 -r $keys -n $((4 * keys)))" ||
+		echo "64 KiB values churned (-d 65536 -r $keys2 -n $((4 * keys2)))")"
+	printf '%-10s %9s %7s %8s %7s %8s %8s %8s %8s\n' config SET/s vs_def cpu_ms vs_def \
+		rss_MiB vs_imm purges faults
+	d_rps=$(median defaults "$c")
+	d_cpu=$(median defaults $((c + 1)))
+	i_rss=$(median immediate $((c + 2)))
+	for k in $configs; do
+		r=$(median "$k" "$c")
+		u=$(median "$k" $((c + 1)))
+		m=$(median "$k" $((c + 2)))
+		printf '%-10s %9.0f %6.0f%% %8.0f %6.2fx %8.1f %7.2fx %8s %8s\n' "$k" "$r" \
+			"$(echo "$r $d_rps" | awk '{ print ($2 > 0) ? 100 * $1 / $2 : 0 }')" "$u" \
+			"$(ratio "$u" "$d_cpu")" "$m" "$(ratio "$m" "$i_rss")" "$(median "$k" $((c + 3)))" \
+			"$(median "$k" $((c + 4)))"
+	done
+}
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+: >"$out/runs.tsv"
+rep=1
+while [ "$rep" -le "$reps" ]; do
+	rot=$(((rep - 1) % nconf))
+	order=$(echo "$configs $configs" | awk -v r="$rot" -v n="$nconf" \
+		'{ for (j = r + 1; j <= r + n; j++) printf "%s ", $j }')
+	for c in $order; do
+		run_one "$c" "$rep" >&2
+	done
+	rep=$((rep + 1))
+done
+
+{
+	echo "# redis-bench.sh $(date -u +%Y-%m-%dT%H:%MZ): $(redis-server --version | cut -d' ' -f3,5)," \
+		"jemalloc $je, 5.3.1 $je531"
+	echo "# kernel $(uname -r), $(nproc) CPUs; reps=$reps (medians); keys=$keys keys2=$keys2" \
+		"pipeline=$pipe clients=$clients batch531=$batch; counter: $counter;" \
+		"server ${srv_pin:-not pinned}, client ${cli_pin:-not pinned}"
+	echo "# load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# filled RSS (MiB): $(for k in $configs; do printf '%s %s  ' "$k" "$(median "$k" 3)"; done)"
+	report_phase 1 4
+	report_phase 2 9
+	echo
+	echo "raw runs: $out/runs.tsv (config rep filled_MiB, then per phase: SET/s cpu_ms rss_MiB" \
+		"purge_calls faults); server logs with the shim's stats: $out/CONFIG.REP.log"
+} | tee "$out/report.txt"
