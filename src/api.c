@@ -81,6 +81,21 @@ __attribute__((noinline)) static int api_enqueue_settle(purge_queue *q, unsigned
 	return 0;
 }
 
+/* The enqueue of an aged queue that would otherwise be plain: the clock
+ * read, and no lock or normalising (purge_enqueue checked for both). */
+__attribute__((noinline)) static int api_enqueue_aged(purge_queue *q, void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uint64_t now = purge__now(q, true);
+	int c = purge__drain_enqueue_aged(q, a, a + len, now);
+
+	if (c < 0)
+		return api_enqueue(q, addr, len);
+	if (c)
+		purge__drain_auto(q, (unsigned)c, now);
+	return 0;
+}
+
 /* The common enqueue (an unlocked queue, whole pages, nothing but counts
  * to check) makes no call, so it saves no register; anything else goes
  * the general way. */
@@ -93,7 +108,7 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len)
 		return api_enqueue(q, addr, len);
 	int c = purge__drain_enqueue_plain(q, a, a + len);
 	if (c < 0)
-		return api_enqueue(q, addr, len);
+		return q->s.aged ? api_enqueue_aged(q, addr, len) : api_enqueue(q, addr, len);
 	return c ? api_enqueue_settle(q, (unsigned)c) : 0;
 }
 

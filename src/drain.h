@@ -58,6 +58,17 @@ static inline int purge__drain_enqueue_plain(purge_queue *q, uintptr_t start, ui
 	return (int)purge__drain_over_counts(q);
 }
 
+/* The same for an aged plain queue, at coarse time now: the thresholds
+ * crossed, the age included, or -1. */
+static inline int purge__drain_enqueue_aged(purge_queue *q, uintptr_t start, uintptr_t end,
+                                            uint64_t now)
+{
+	if (!purge__store_add_aged(&q->s, start, end, now))
+		return -1;
+	purge__books_enqueued(q, end - start);
+	return (int)purge__drain_over(q, now);
+}
+
 /* An enqueue: room first (only after cancels split ranges), the range,
  * its books, then what its thresholds ask for. */
 static inline void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr_t end)

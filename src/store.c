@@ -219,10 +219,8 @@ void purge__store_add_slow(struct purge__store *s, uintptr_t start, uintptr_t en
 		s->live++;
 	}
 	store_set(s, id, start, end);
-	if (s->aged) { /* keep stamps in list order even if a clock steps back */
-		s->newest = now > s->newest ? now : s->newest;
-		s->stamp[id] = s->newest;
-	}
+	if (s->aged)
+		purge__store_stamp(s, id, now);
 	s->lo = start < s->lo ? start : s->lo;
 	s->hi = end > s->hi ? end : s->hi;
 }

@@ -107,6 +107,31 @@ static inline bool purge__store_add_plain(struct purge__store *s, uintptr_t star
 	return true;
 }
 
+/* Stamp piece id at coarse time now, kept in list order even if a clock
+ * steps back. */
+static inline void purge__store_stamp(struct purge__store *s, uint32_t id, uint64_t now)
+{
+	s->newest = now > s->newest ? now : s->newest;
+	s->stamp[id] = s->newest;
+}
+
+/* The add of an aged plain store that needs no move: the plain add plus
+ * the stamp (now, or the newest given if the clock stepped back). */
+static inline bool purge__store_add_aged(struct purge__store *s, uintptr_t start, uintptr_t end,
+                                         uint64_t now)
+{
+	if (s->linked || !s->aged || s->live == 0 || s->bump == s->npieces)
+		return false;
+	uint32_t id = s->bump++;
+	s->rng[id].iov_base = (void *)start;
+	s->rng[id].iov_len = end - start;
+	purge__store_stamp(s, id, now);
+	s->live++;
+	s->lo = start < s->lo ? start : s->lo;
+	s->hi = end > s->hi ? end : s->hi;
+	return true;
+}
+
 /* A pending range [start, end); the caller made room.  `now` is the coarse
  * time when purge__store_wants_time() said so, else ignored. */
 static inline void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,

@@ -5,6 +5,8 @@
  * page of a region, enqueued in random order):
  *
  *   enqueue      ns per purge_enqueue (no flush inside the timing)
+ *   enqueue-aged the same into a queue with max_delay_ns (an hour), which
+ *                reads the clock and keeps an age per range
  *   index        ns per pending range for the first cancel after n
  *                enqueues, which indexes them (once per batch of enqueues)
  *   cancel-hit   ns per purge_cancel of a pending page
@@ -121,6 +123,7 @@ struct bed {
 	size_t n;     /* pages pending: the even ones */
 	size_t *perm; /* the even pages in random order */
 	purge_queue *q;
+	purge_queue *aged; /* the same with max_delay_ns: ages kept */
 };
 
 static char *pg(const struct bed *b, size_t i)
@@ -128,11 +131,16 @@ static char *pg(const struct bed *b, size_t i)
 	return b->r + i * page;
 }
 
-static void fill(struct bed *b)
+static void fill_into(struct bed *b, purge_queue *q)
 {
 	for (size_t i = 0; i < b->n; i++)
-		if (purge_enqueue(b->q, pg(b, 2 * b->perm[i]), page))
+		if (purge_enqueue(q, pg(b, 2 * b->perm[i]), page))
 			die("purge_enqueue", EINVAL);
+}
+
+static void fill(struct bed *b)
+{
+	fill_into(b, b->q);
 }
 
 /* ops distinct random pending pages (even) or pages between them (odd),
@@ -198,9 +206,9 @@ static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
 	return (double)t / ops;
 }
 
-enum { M_ENQ, M_INDEX, M_HIT, M_MISS, M_REUSE, M_KINDS };
-static const char *const names[M_KINDS] = {"enqueue", "index", "cancel-hit", "cancel-miss",
-                                           "reuse"};
+enum { M_ENQ, M_AGED, M_INDEX, M_HIT, M_MISS, M_REUSE, M_KINDS };
+static const char *const names[M_KINDS] = {"enqueue",    "enqueue-aged", "index",
+                                           "cancel-hit", "cancel-miss",  "reuse"};
 
 /* One repeat on the queue: fill it, then each measurement once, then
  * empty it (untimed). */
@@ -210,6 +218,10 @@ static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
 	uint64_t t0 = now_ns();
 	fill(b);
 	out[M_ENQ] = (double)(now_ns() - t0) / b->n;
+	t0 = now_ns();
+	fill_into(b, b->aged);
+	out[M_AGED] = (double)(now_ns() - t0) / b->n;
+	purge_flush(b->aged);
 	t0 = now_ns();
 	int ret = purge_cancel(b->q, pg(b, 1), page); /* misses, but indexes everything */
 	out[M_INDEX] = (double)(now_ns() - t0) / b->n;
@@ -235,6 +247,9 @@ static void measure(size_t n, const struct opts *o)
 	struct purge_config cfg = {.capacity = (unsigned)n + 64};
 	if (purge_queue_create(&b.q, &cfg))
 		die("purge_queue_create", ENOMEM);
+	cfg.max_delay_ns = 3600 * 1000000000ull;
+	if (purge_queue_create(&b.aged, &cfg))
+		die("purge_queue_create", ENOMEM);
 	/* at most an eighth of the queue: n stays about the same */
 	unsigned ops = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
 	for (unsigned r = 0; r <= o->repeat; r++) {
@@ -244,6 +259,7 @@ static void measure(size_t n, const struct opts *o)
 			v[m][r - 1] = (uint64_t)(out[m] * 10);
 	}
 	purge_queue_destroy(b.q);
+	purge_queue_destroy(b.aged);
 	for (int m = 0; m < M_KINDS; m++) {
 		printf("%-12s %9zu %9.1f %9.1f %9.1f\n", names[m], n,
 		       pct(v[m], o->repeat, 0.5) / 10, pct(v[m], o->repeat, 0.1) / 10,
