@@ -343,6 +343,10 @@ void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		uintptr_t a = (uintptr_t)v[i].iov_base, b = a + v[i].iov_len;
+		if (a >= cur && b <= cur + F) { /* the frame of the piece before */
+			cover += b - a;
+			continue;
+		}
 		for (uintptr_t f = a & ~(F - 1); f < b; f += F) {
 			if (f != cur && cover)
 				frames_tally_one(&t, cur, cover);

@@ -116,6 +116,29 @@ Test(huge, without_pagemap_scan_every_frame_may_be_huge)
 	assert_identity(q);
 }
 
+/* purge_flush holds nothing, and counts what it purged: a frame freed in
+ * many pieces is whole, part of a huge one is a split, part of one of small
+ * pages is neither. */
+Test(huge, purge_flush_counts_whole_and_split_frames)
+{
+	purge_queue *q = mkhuge(64 * FRAME, 0, 0);
+
+	fake_set_huge(&fk, fr(0), true);
+	fake_set_huge(&fk, fr(1), true);
+	free_frame(q, 0, 0, FRAME, 128 * KIB);
+	free_frame(q, 1, 0, FRAME / 2, 128 * KIB);
+	free_frame(q, 2, 0, FRAME / 4, 64 * KIB);
+	cr_assert_eq(stats_of(q).purged_bytes, 0, "no threshold crossed");
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.frames_whole, 1, "16 pieces of frame 0: one whole frame");
+	cr_assert_eq(st.frames_split, 1, "half of huge frame 1");
+	cr_assert_eq(fk.whole_frees, 1);
+	cr_assert_eq(fk.splits, 1);
+	cr_assert_eq(st.pending_ranges, 0);
+	assert_identity(q);
+}
+
 /* A range across frames: the frames it covers go at once, its ends wait. */
 Test(huge, a_range_across_frames)
 {
