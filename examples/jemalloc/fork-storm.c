@@ -6,8 +6,9 @@
  * of its own, so the allocator's extent hooks run all the time) while the
  * main thread forks N times.  Each child mallocs, writes, frees, asks the
  * purge_jemalloc shim for its stats when the shim is there, and exits 0.
- * A lock left held across fork() hangs a child (an alarm kills it: reported
- * as a failure) or the parent (the caller's timeout catches that).
+ * A lock left held across fork() hangs a child (an alarm ends it, after it
+ * writes where its thread was: reported as a failure) or the parent (the
+ * caller's timeout catches that).
  *
  * Plain malloc/free: runs under any allocator.  Exit 0 when every child
  * exited 0.
@@ -15,6 +16,7 @@
  *   fork-storm [-t threads] [-n forks]
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -61,13 +63,32 @@ static void *churn(void *arg)
 	return NULL;
 }
 
+/* A hung child says where its thread is stuck (the frames, as
+ * object(+offset) for addr2line), then exits 14.  backtrace() was called
+ * once before the first fork, so it loads nothing here; should it hang
+ * all the same, the second alarm kills the child (SA_RESETHAND). */
+static void hung(int sig)
+{
+	static const char msg[] = "fork-storm: a child hung; its thread was in:\n";
+	void *pc[64];
+
+	(void)sig;
+	alarm(5);
+	(void)!write(2, msg, sizeof(msg) - 1);
+	backtrace_symbols_fd(pc, backtrace(pc, 64), 2);
+	_exit(14);
+}
+
 /* The child: one thread, the forking one; every lock must be usable. */
 static _Noreturn void child(void)
 {
 	int (*stats)(char *, size_t, unsigned);
 	void *sym = dlsym(RTLD_DEFAULT, "purge_jemalloc_stats");
 	char buf[2048];
+	struct sigaction sa = {.sa_handler = hung, .sa_flags = SA_RESETHAND};
 
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
 	alarm(CHILD_ALARM_S);
 	char *big = malloc((size_t)3 << 20), *small = malloc(100);
 	if (!big || !small)
@@ -123,6 +144,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fork-storm: 1 to 64 threads\n");
 		return 2;
 	}
+	void *pc[4];
+	backtrace(pc, 4); /* loads the unwinder now, not in a hung child */
 	for (unsigned i = 0; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, churn, (void *)(uintptr_t)i)) {
 			perror("pthread_create");
