@@ -87,7 +87,7 @@ __attribute__((noinline)) static int api_enqueue_aged(purge_queue *q, void *addr
 {
 	uintptr_t a = (uintptr_t)addr;
 	uint64_t now = purge__now(q, true);
-	int c = purge__drain_enqueue_aged(q, a, a + len, now);
+	int c = purge__drain_enqueue_plain(q, a, a + len, now, true);
 
 	if (c < 0)
 		return api_enqueue(q, addr, len);
@@ -106,9 +106,11 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len)
 	if (!purge__alive(q) || (q->set.flags & PURGE_LOCKED) || q->busy || !a || !len ||
 	    a + len < a || a + len > API_USER_TOP || ((a | len) & (q->page - 1)))
 		return api_enqueue(q, addr, len);
-	int c = purge__drain_enqueue_plain(q, a, a + len);
+	if (q->s.aged)
+		return api_enqueue_aged(q, addr, len);
+	int c = purge__drain_enqueue_plain(q, a, a + len, 0, false);
 	if (c < 0)
-		return q->s.aged ? api_enqueue_aged(q, addr, len) : api_enqueue(q, addr, len);
+		return api_enqueue(q, addr, len);
 	return c ? api_enqueue_settle(q, (unsigned)c) : 0;
 }
 

@@ -47,26 +47,18 @@ __attribute__((cold)) void purge__drain_room(purge_queue *q, uint32_t need);
 __attribute__((cold)) void purge__drain_auto(purge_queue *q, unsigned c, uint64_t now);
 
 /* The enqueue of a plain queue with room at the end of its array: the
- * range and its books, without a call; the count thresholds it crossed
- * (a queue without ages has no max_delay_ns), or -1 when
- * purge__drain_enqueue must do it all. */
-static inline int purge__drain_enqueue_plain(purge_queue *q, uintptr_t start, uintptr_t end)
+ * range and its books, without a call; the thresholds it crossed, or -1
+ * when purge__drain_enqueue must do it all.  aged (a constant at each
+ * caller): the queue keeps ages, now is the coarse time, and the age
+ * threshold counts too; else only the counts (a queue without ages has no
+ * max_delay_ns). */
+static inline int purge__drain_enqueue_plain(purge_queue *q, uintptr_t start, uintptr_t end,
+                                             uint64_t now, bool aged)
 {
-	if (!purge__store_add_plain(&q->s, start, end))
+	if (!purge__store_add_plain(&q->s, start, end, now))
 		return -1;
 	purge__books_enqueued(q, end - start);
-	return (int)purge__drain_over_counts(q);
-}
-
-/* The same for an aged plain queue, at coarse time now: the thresholds
- * crossed, the age included, or -1. */
-static inline int purge__drain_enqueue_aged(purge_queue *q, uintptr_t start, uintptr_t end,
-                                            uint64_t now)
-{
-	if (!purge__store_add_aged(&q->s, start, end, now))
-		return -1;
-	purge__books_enqueued(q, end - start);
-	return (int)purge__drain_over(q, now);
+	return (int)(aged ? purge__drain_over(q, now) : purge__drain_over_counts(q));
 }
 
 /* An enqueue: room first (only after cancels split ranges), the range,

@@ -92,21 +92,6 @@ static inline bool purge__store_wants_time(const struct purge__store *s)
 __attribute__((cold)) void purge__store_add_slow(struct purge__store *s, uintptr_t start,
                                                  uintptr_t end, uint64_t now);
 
-/* The add of a plain store that needs no time and no move: true when
- * done, false when purge__store_add must do it. */
-static inline bool purge__store_add_plain(struct purge__store *s, uintptr_t start, uintptr_t end)
-{
-	if (s->linked || s->aged || s->live == 0 || s->bump == s->npieces)
-		return false;
-	struct iovec *r = &s->rng[s->bump++];
-	r->iov_base = (void *)start;
-	r->iov_len = end - start;
-	s->live++;
-	s->lo = start < s->lo ? start : s->lo;
-	s->hi = end > s->hi ? end : s->hi;
-	return true;
-}
-
 /* Stamp piece id at coarse time now, kept in list order even if a clock
  * steps back. */
 static inline void purge__store_stamp(struct purge__store *s, uint32_t id, uint64_t now)
@@ -115,17 +100,19 @@ static inline void purge__store_stamp(struct purge__store *s, uint32_t id, uint6
 	s->stamp[id] = s->newest;
 }
 
-/* The add of an aged plain store that needs no move: the plain add plus
- * the stamp (now, or the newest given if the clock stepped back). */
-static inline bool purge__store_add_aged(struct purge__store *s, uintptr_t start, uintptr_t end,
-                                         uint64_t now)
+/* The add of a plain store with room at the end of its array, stamped at
+ * coarse time now if the store is aged: true when done, false when
+ * purge__store_add_slow must do it. */
+static inline bool purge__store_add_plain(struct purge__store *s, uintptr_t start, uintptr_t end,
+                                          uint64_t now)
 {
-	if (s->linked || !s->aged || s->live == 0 || s->bump == s->npieces)
+	if (s->linked || s->live == 0 || s->bump == s->npieces)
 		return false;
 	uint32_t id = s->bump++;
 	s->rng[id].iov_base = (void *)start;
 	s->rng[id].iov_len = end - start;
-	purge__store_stamp(s, id, now);
+	if (s->aged)
+		purge__store_stamp(s, id, now);
 	s->live++;
 	s->lo = start < s->lo ? start : s->lo;
 	s->hi = end > s->hi ? end : s->hi;
@@ -137,7 +124,7 @@ static inline bool purge__store_add_aged(struct purge__store *s, uintptr_t start
 static inline void purge__store_add(struct purge__store *s, uintptr_t start, uintptr_t end,
                                     uint64_t now)
 {
-	if (!purge__store_add_plain(s, start, end))
+	if (!purge__store_add_plain(s, start, end, now))
 		purge__store_add_slow(s, start, end, now);
 }
 
