@@ -407,9 +407,8 @@ static bool store_cut(struct purge__store *s, uint32_t id, uintptr_t a, uintptr_
 		out->split++;
 	} else if (start < a) {
 		store_trim(s, id, start, a);
-	} else {
-		store_trim(s, id, b,
-		           end); /* never indexed: store_cancel_index moves indexed keys */
+	} else { /* never indexed: store_cancel_index moves indexed keys */
+		store_trim(s, id, b, end);
 	}
 	return false;
 }
