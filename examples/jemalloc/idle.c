@@ -106,10 +106,8 @@ static int idle_timeout_ms(void)
 {
 	uint64_t now = idle_now(), next = UINT64_MAX;
 
-	if (idle.open_at)
-		next = idle.open_at;
 	if (!shim.cfg.max_delay_ns)
-		return next == UINT64_MAX ? -1 : ms_until(next, now);
+		return idle.open_at ? ms_until(idle.open_at, now) : -1;
 	for (unsigned i = 0; i < shim.nshard; i++) {
 		struct shard *sh = &shim.shard[i];
 		if (atomic_load_explicit(&sh->state, memory_order_acquire) != SHARD_READY)
@@ -118,7 +116,10 @@ static int idle_timeout_ms(void)
 		if (due && due < next)
 			next = due;
 	}
-	return ms_until(next == UINT64_MAX ? now + shim.cfg.max_delay_ns : next, now);
+	if (next == UINT64_MAX) /* nothing pending: look again after one max_delay */
+		next = now + shim.cfg.max_delay_ns;
+	/* the trigger's opening time bounds the sleep, never lengthens it */
+	return ms_until(idle.open_at && idle.open_at < next ? idle.open_at : next, now);
 }
 
 static void idle_flush_all(void)
