@@ -31,7 +31,7 @@ Run a workload (churn, ebizzy-lite) under jemalloc with thp:always, alone
 and under libpurge_jemalloc.so with and without PURGE_HUGE, interleaved,
 and report medians of split huge pages, RSS, memory cgroup usage,
 AnonHugePages and throughput.
-  -w WORKLOAD    the workload program (build/examples/jemalloc/churn)
+  -w WORKLOAD    the workload program (build/integrations/workloads/churn)
   -s SHIM        libpurge_jemalloc.so
   -j LIBJEMALLOC libjemalloc.so.2 (default: found with ldconfig)
   -r reps        repetitions of every configuration (default $reps)

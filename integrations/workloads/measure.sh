@@ -35,7 +35,7 @@ usage: $0 -w WORKLOAD -s SHIM [-j LIBJEMALLOC] [-r reps]
        [-k 'CONFIG...'] [-x 'workload args']...
 Run jemalloc with and without libpurge_jemalloc.so on a workload
 (ebizzy-lite or churn), configurations interleaved, and report medians.
-  -w WORKLOAD   the workload program (build/examples/jemalloc/ebizzy-lite)
+  -w WORKLOAD   the workload program (build/integrations/workloads/ebizzy-lite)
   -s SHIM       libpurge_jemalloc.so
   -j LIBJEMALLOC libjemalloc.so.2 (default: found with ldconfig)
   -r reps       repetitions of every configuration (default $reps)
