@@ -28,24 +28,26 @@ FILENAME == ARGV[2] { wl[++nw] = $1; unit[$1] = $3; next }
 	smp[k, n[k]] = $9
 }
 
+# sorts v[1..c] in place (insertion sort: a handful of runs); their median
+function median(v, c,    i, j, t) {
+	for (i = 2; i <= c; i++)
+		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+	return (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+}
+
 # median, min and max of the numbers among val[k, m, 1..n[k]]
-function stats(k, m,    i, j, c, v, t) {
+function stats(k, m,    i, c, v) {
 	c = 0
 	for (i = 1; i <= n[k]; i++)
 		if (val[k, m, i] ~ /^[0-9.]+$/) v[++c] = val[k, m, i] + 0
 	if (c == 0) { med[k, m] = ""; return "NA,NA,NA" }
-	for (i = 2; i <= c; i++)
-		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-	med[k, m] = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+	med[k, m] = median(v, c)
 	return sprintf("%.10g,%.10g,%.10g", med[k, m], v[1], v[c])
 }
 
-function samples(k,    i, c, v, j, t) {
-	c = 0
-	for (i = 1; i <= n[k]; i++) v[++c] = smp[k, i] + 0
-	for (i = 2; i <= c; i++)
-		for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-	return c ? ((c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) : "NA"
+function samples(k,    i, v) {
+	for (i = 1; i <= n[k]; i++) v[i] = smp[k, i] + 0
+	return n[k] ? median(v, n[k]) : "NA"
 }
 
 function ok(k) { return med[k, 1] != "" && med[k, 2] != "" && med[k, 3] != "" }

@@ -264,15 +264,16 @@ matches() { # NAME 'PATTERN...': empty patterns match everything
 # $out/configs.tsv: NAME FAMILY KIND PRELOAD ENV (the libraries there)
 select_configs() {
 	local name fam kind pre env k missing
+	local -A opt=([je]=-j [je531]=-J [shim]=-s [jep]=-P [mi]=-m [mip]=-M)
 	: >"$out/configs.tsv"
 	while read -r name fam kind pre env; do
 		{ [ -n "$name" ] && matches "$name" "$cpat"; } || continue
 		missing=""
 		for k in ${pre//:/ }; do
-			[ "$k" = - ] || [ -n "${lib[$k]-}" ] || missing="$missing $k"
+			[ "$k" = - ] || [ -n "${lib[$k]-}" ] || missing="$missing $k (${opt[$k]-?})"
 		done
 		if [ -n "$missing" ]; then
-			note "left out $name: no library for$missing (see -h: -j -J -s -P -m -M)"
+			note "left out $name: no library$missing"
 			continue
 		fi
 		printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$fam" "$kind" "$pre" "${env:-}" >>"$out/configs.tsv"
@@ -298,8 +299,10 @@ select_workloads() {
 				printf 'redis-p2\t%s\t%s\t%s %s\n' "$fams" "$unit" "redis-server, phase 2:" \
 					"64 KiB values churned (SET -d 65536 -r $keys2 -n $((4 * keys2)))"
 			} >>"$out/workloads.tsv"
+		elif [ "$prog" = ebizzy ]; then # not given: not one found on PATH
+			note "left out $name: no -e EBIZZY (LTP's utils/benchmark/ebizzy-0.3)"
 		elif ! command -v "$prog" >/dev/null; then
-			note "left out $name: no program $prog$([ "$prog" = ebizzy ] && echo " (give LTP's ebizzy with -e)")"
+			note "left out $name: no program $prog"
 		else
 			printf '%s\t%s\t%s\t%s\n' "$name" "$fams" "$unit" "${cmd//\{secs\}/$secs}" \
 				>>"$out/workloads.tsv"
