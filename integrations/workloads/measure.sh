@@ -27,6 +27,8 @@
 # on purpose:
 # shellcheck disable=SC2086,SC2046
 set -u
+# shellcheck source-path=SCRIPTDIR source=bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 usage() {
 	cat <<EOF
@@ -112,7 +114,6 @@ if [ -n "$keep" ]; then
 	done
 	configs=$sel
 fi
-nconf=$(echo "$configs" | wc -w)
 decay0="MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0"
 
 config_env() {
@@ -131,7 +132,7 @@ config_env() {
 
 events="syscalls:sys_enter_madvise,syscalls:sys_enter_process_madvise"
 events="$events,syscalls:sys_enter_munmap,page-faults"
-if perf stat -x, -o /dev/null -e "$events" true 2>/dev/null; then
+if bench_perf_ok "$events"; then
 	counter=perf
 else
 	counter=strace
@@ -198,9 +199,7 @@ strace_report() {
 # median of column COL over rows of scenario S and config C
 median() {
 	awk -F'\t' -v s="$1" -v c="$2" -v col="$3" '$1 == s && $2 == c { print $col }' \
-		"$out/runs.tsv" | sort -g | awk '{ v[NR] = $1 } END {
-			if (NR == 0) { print "nan"; exit }
-			print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		"$out/runs.tsv" | bench_median
 }
 
 # per-run derived column: purge syscalls per 1000 chunks, faults per chunk,
@@ -267,10 +266,7 @@ for args in "$@"; do
 	rep=1
 	while [ "$rep" -le "$reps" ]; do
 		# rotate the order so no configuration always runs first
-		rot=$(((rep - 1) % nconf))
-		order=$(echo "$configs $configs" | awk -v r="$rot" -v n="$nconf" \
-			'{ for (j = r + 1; j <= r + n; j++) printf "%s ", $j }')
-		for c in $order; do
+		for c in $(bench_order "$configs" "$rep"); do
 			run_one "$i" "$args" "$c" "$rep" >&2
 		done
 		rep=$((rep + 1))

@@ -35,6 +35,8 @@
 # usage: see usage() below (redis-bench.sh -h or --help).
 # shellcheck disable=SC2086,SC2046 # configuration environments are word lists
 set -u
+# shellcheck source-path=SCRIPTDIR source=bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 usage() {
 	cat <<EOF
@@ -111,12 +113,7 @@ while getopts "s:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
 		;;
 	esac
 done
-for p in redis-server redis-cli redis-benchmark; do
-	command -v $p >/dev/null || {
-		echo "$0: no $p (apt-get install redis-server redis-tools)" >&2
-		exit 77
-	}
-done
+redis_need
 [ -r "$shim" ] || {
 	echo "$0: -s SHIM is required" >&2
 	exit 1
@@ -141,17 +138,10 @@ if [ -n "$only" ]; then
 	done
 	configs=$sel
 fi
-nconf=$(echo "$configs" | wc -w)
 imm="dirty_decay_ms:0,muzzy_decay_ms:0"
 # taskset prefixes: the server alone on the last CPU (noise from the
 # client and the scheduler's migrations stays off its CPU time)
-ncpu=$(nproc)
-srv_pin=""
-cli_pin=""
-if [ "$pin" = 1 ] && [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
-	srv_pin="taskset -c $((ncpu - 1))"
-	cli_pin="taskset -c 0-$((ncpu - 2))"
-fi
+bench_pins "$pin"
 
 config_env() {
 	case $1 in
@@ -166,13 +156,7 @@ config_env() {
 }
 
 events=syscalls:sys_enter_madvise,syscalls:sys_enter_process_madvise
-perf stat -x, -o /dev/null -e "$events" true 2>/dev/null && counter=perf || counter=none
-
-# CPU ns of every thread of PID.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
-rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
-# minor faults of the process (the field after the command's parentheses)
-minflt() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $8 }'; }
+bench_perf_ok "$events" && counter=perf || counter=none
 
 # One phase: redis-benchmark, with the server's CPU and purge calls around
 # it.  Prints "set_per_s cpu_ms rss_mib purge_calls faults".
@@ -182,13 +166,13 @@ phase() { # pid sock tag size keyspace requests
 		perfpid=$!
 		sleep 0.2 # perf attaches
 	fi
-	f0=$(minflt "$1")
-	c0=$(cpu_ns "$1")
-	$cli_pin redis-benchmark -s "$2" -t set -d "$4" -r "$5" -n "$6" -P "$pipe" -c "$clients" --csv \
+	f0=$(bench_minflt "$1")
+	c0=$(bench_cpu_ns "$1")
+	$bench_cli_pin redis-benchmark -s "$2" -t set -d "$4" -r "$5" -n "$6" -P "$pipe" -c "$clients" --csv \
 		>"$out/$3.csv" 2>&1
-	c1=$(cpu_ns "$1")
-	f1=$(minflt "$1")
-	rss=$(rss_mib "$1")
+	c1=$(bench_cpu_ns "$1")
+	f1=$(bench_minflt "$1")
+	rss=$(bench_rss_mib "$1")
 	calls=-
 	if [ "$counter" = perf ]; then
 		kill -INT "$perfpid"
@@ -201,35 +185,12 @@ phase() { # pid sock tag size keyspace requests
 
 run_one() { # config rep
 	tag="$1.$2"
-	dir=$(mktemp -d)
-	sock=$dir/sock
-	env $(config_env "$1") $srv_pin redis-server --port 0 --unixsocket "$sock" --save "" \
-		--appendonly no --dir "$dir" >"$out/$tag.log" 2>&1 &
-	pid=$!
-	for _ in $(seq 100); do
-		redis-cli -s "$sock" ping >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	redis-cli -s "$sock" ping >/dev/null 2>&1 || {
-		echo "$0: redis-server ($1) did not start: $(tail -n 3 "$out/$tag.log")" >&2
-		exit 1
-	}
-	# the fill: one Lua call per 10,000 keys (a script blocks the server)
-	i=0
-	while [ "$i" -lt "$keys" ]; do
-		n=$((keys - i < 10000 ? keys - i : 10000))
-		redis-cli -s "$sock" eval "local v = string.rep('v', tonumber(ARGV[3]))
-			for k = tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1 do
-				redis.call('SET', string.format('key:%012d', k), v)
-			end" 0 "$i" "$n" 16384 >/dev/null
-		i=$((i + n))
-	done
-	filled=$(rss_mib "$pid")
-	p1=$(phase "$pid" "$sock" "$tag.p1" 512 "$keys" $((4 * keys)))
-	p2=$(phase "$pid" "$sock" "$tag.p2" 65536 "$keys2" $((4 * keys2)))
-	redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1
-	wait "$pid"
-	rm -rf "$dir"
+	redis_start "$out/$tag.log" $(config_env "$1") || exit 1
+	redis_fill "$keys" 16384
+	filled=$(bench_rss_mib "$redis_pid")
+	p1=$(phase "$redis_pid" "$redis_sock" "$tag.p1" 512 "$keys" $((4 * keys)))
+	p2=$(phase "$redis_pid" "$redis_sock" "$tag.p2" 65536 "$keys2" $((4 * keys2)))
+	redis_stop
 	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$filled" "$(echo "$p1" | tr ' ' '\t')" \
 		"$(echo "$p2" | tr ' ' '\t')" >>"$out/runs.tsv"
 	tail -n 1 "$out/runs.tsv"
@@ -237,8 +198,7 @@ run_one() { # config rep
 
 median() { # config column
 	awk -F'\t' -v c="$1" -v col="$2" '$1 == c && $col != "-" { print $col }' "$out/runs.tsv" |
-		sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
-			print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		bench_median
 }
 
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", ($2 > 0) ? $1 / $2 : 0 }'; }
@@ -268,10 +228,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$out/runs.tsv"
 rep=1
 while [ "$rep" -le "$reps" ]; do
-	rot=$(((rep - 1) % nconf))
-	order=$(echo "$configs $configs" | awk -v r="$rot" -v n="$nconf" \
-		'{ for (j = r + 1; j <= r + n; j++) printf "%s ", $j }')
-	for c in $order; do
+	for c in $(bench_order "$configs" "$rep"); do
 		run_one "$c" "$rep" >&2
 	done
 	rep=$((rep + 1))
@@ -282,7 +239,7 @@ done
 		"jemalloc $je, 5.3.1 $je531"
 	echo "# kernel $(uname -r), $(nproc) CPUs; reps=$reps (medians); keys=$keys keys2=$keys2" \
 		"pipeline=$pipe clients=$clients batch531=$batch; counter: $counter;" \
-		"server ${srv_pin:-not pinned}, client ${cli_pin:-not pinned}"
+		"server ${bench_srv_pin:-not pinned}, client ${bench_cli_pin:-not pinned}"
 	echo "# load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# filled RSS (MiB): $(for k in $configs; do printf '%s %s  ' "$k" "$(median "$k" 3)"; done)"
 	report_phase 1 4
