@@ -130,7 +130,10 @@ extern "C" {
  * purge_oldest_ns() on; ranges already pending then count as enqueued
  * when the queue last became non-empty (older than they may be, never
  * younger).  Other queues read the clock only when they become
- * non-empty. */
+ * non-empty.  So on a queue without ages the first purge_flush_older()
+ * settles every pending range, young ones too, once the queue has been
+ * non-empty for age_ns: set PURGE_AGES, or call purge_oldest_ns() before
+ * the first enqueue, to have it settle only the old ones. */
 
 /* purge_config.mode */
 #define PURGE_MODE_AUTO     0 /* process_madvise where the probe allows it, else the loop */
