@@ -10,7 +10,19 @@
 # c    compile and link as C:   $CC -std=c11 -Wall -Wextra -Werror
 # c++  the same source as C++:  $CXX -x c++ -Wall -Wextra -Werror
 # run  run the C program (LD_LIBRARY_PATH=BUILD_DIR); it must exit 0
+#      and print on stdout exactly what the page says it prints (below)
 # text not a program (shell commands, output): left alone
+# text output
+#      the stdout of the run example before it, line for line, as the
+#      page shows it
+# Between that line and the .EX, one comment line per line the program
+# prints on stdout, in order:
+#   .\" prints: purged 16 pages, 16 still pending      (the line, exactly)
+#   .\" prints-match: thread [12]: [0-9]+ zero claims  (an ERE, whole line)
+# prints-match is for what varies by machine or run (the backend, counts,
+# times, the order threads print in).  A run example with neither these
+# lines nor a "text output" block must print nothing on stdout; stderr is
+# not compared.
 # Every .EX block of an EXAMPLE section needs such a line, and every page
 # of sections 3 and 7 needs at least one C example.  Roff escapes in the
 # block (\e \- \& \(aq \(dq ...) are turned back into C first.
@@ -62,20 +74,50 @@ extract() {
 		return out
 	}
 	/^\.SH/ { sec = $0; sub(/^\.SH[ \t]+/, "", sec); gsub(/"/, "", sec) }
-	/^\.\\" example:/ { tags = $0; sub(/^\.\\" example:[ \t]*/, "", tags); next }
+	/^\.\\" example:/ { tags = $0; sub(/^\.\\" example:[ \t]*/, "", tags); nexp = 0; next }
+	/^\.\\" prints(-match)?:/ {
+		if (tags == "") fail("prints line without an example: line before it")
+		kind = $0 ~ /^\.\\" prints-match:/ ? "~" : "="
+		line = $0; sub(/^\.\\" prints(-match)?: ?/, "", line)
+		expect[++nexp] = kind " " line; next
+	}
 	/^\.EX/ {
 		if (tags == "" && sec == "EXAMPLE") fail("EXAMPLE block without an example: comment")
 		inblock = 1; text = tags != "" && tags !~ /^text/
+		if (!text && nexp) fail("prints lines for a block that is not a program")
+		out = tags ~ /^text( .*)? output( |$)/
+		if (out && (lastef == "" || lastexp)) fail("a text output block without a run example before it that has no prints lines")
 		if (text) { n++; file = dir "/" page "." n ".c"; printf "" > file
+			ef = dir "/" page "." n ".expect"; printf "" > ef
+			for (i = 1; i <= nexp; i++) print expect[i] > ef
+			close(ef)
+			if (nexp && tags !~ /(^| )run( |$)/) fail("prints lines for an example that is not run")
+			lastef = tags ~ /(^| )run( |$)/ ? ef : ""; lastexp = nexp
 			print page "." n ".c " tags }
-		tags = ""; next
+		tags = ""; nexp = 0; next
 	}
-	/^\.EE/ { if (text) close(file); inblock = 0; text = 0; next }
+	/^\.EE/ { if (text) close(file); if (out) { close(lastef); lastef = "" }
+		inblock = 0; text = 0; out = 0; next }
+	inblock && out { print "= " unescape($0) >> lastef; next }
 	inblock && text {
 		if ($0 ~ /^[.\047]/) fail("roff request inside a program")
 		print unescape($0) > file
 	}
 	END { exit bad }' "$2"
+}
+
+# compare_output OUT EXPECT: OUT's lines against EXPECT's "= line" and
+# "~ ERE" lines, one for one; says on stdout what differs.
+compare_output() {
+	awk -v expf="$2" '
+	BEGIN { while ((getline l < expf) > 0) { k[++n] = substr(l, 1, 1); v[n] = substr(l, 3) } }
+	{ i++
+	  if (i > n) { print n ? "line " i " is not on the page" : "it prints, and the page says it prints nothing"
+		bad = 1; exit }
+	  if (k[i] == "=" ? $0 != v[i] : $0 !~ ("^(" v[i] ")$")) {
+		print "line " i " differs"; bad = 1; exit } }
+	END { if (!bad && i < n) { print "it printed " i + 0 " of the page'"'"'s " n " lines"; bad = 1 }
+	      exit bad }' "$1"
 }
 
 pages=("$root"/man/*.[1-9])
@@ -113,9 +155,14 @@ for p in "${pages[@]}"; do
 				compiled=$((compiled + 1))
 				;;
 			run)
-				if ! out=$(cd "$tmp" && LD_LIBRARY_PATH="$build" timeout 60 "$exe" 2>&1); then
+				if ! (cd "$tmp" && LD_LIBRARY_PATH="$build" timeout 60 "$exe" \
+					>"$exe.out" 2>"$exe.err"); then
 					err "$name: example ${file#"$name".} failed when run:"
-					printf '%s\n' "$out" >&2
+					cat "$exe.out" "$exe.err" >&2
+				elif ! why=$(compare_output "$exe.out" "${src%.c}.expect"); then
+					err "$name: example ${file#"$name".} does not print what the page says: $why"
+					sed 's/^/  printed: /' "$exe.out" >&2
+					sed 's/^= /  page:    /; s/^~ /  page ERE: /' "${src%.c}.expect" >&2
 				fi
 				ran=$((ran + 1))
 				;;

@@ -5,8 +5,9 @@
 # Fails on any mandoc warning, a public function without a page, a page
 # missing a section (or, in section 3, its Complexity subsection), a page
 # that man/meson.build does not install, a link to a missing page, a
-# reference to a page of ours that does not exist, or a page that the SEE
-# ALSO of libpurge(7), the overview, leaves out.  The examples are
+# reference to a page of ours that does not exist, a page that the SEE
+# ALSO of libpurge(7), the overview, leaves out, or version nodes in
+# libpurge(7) other than src/purge.map's.  The examples are
 # compiled by .ci/check-man-examples.sh.
 set -euo pipefail
 
@@ -19,6 +20,13 @@ if ! command -v mandoc >/dev/null; then
 	echo "check-man: mandoc not found (apt-get install mandoc)" >&2
 	exit 1
 fi
+
+# Each line "NODE fn fn ..." with its functions sorted.
+sort_fns() {
+	while read -r node fns; do
+		printf '%s\n' "$node $(tr ' ' '\n' <<<"$fns" | sort -u | tr '\n' ' ')" | sed 's/ *$//'
+	done
+}
 
 shopt -s nullglob
 pages=("$man"/*.[1-9])
@@ -94,6 +102,32 @@ for p in "${pages[@]}"; do
 	[ "$name" = libpurge.7 ] || grep -qxF "$name" <<<"$see_also" ||
 		err "libpurge.7: SEE ALSO does not list $name"
 done
+
+# 5. libpurge(7)'s "Versions and ABI" lists the version nodes of
+#    src/purge.map, in the map's order, each under ".B NODE" after a .TP,
+#    with the functions the map binds to it; the first node's entry names
+#    none ("every function not listed below").  One line per node:
+#    "NODE fn fn ...", sorted by function.
+map_nodes=$(awk '
+	/^[A-Z][A-Z0-9_.]*[[:space:]]*\{/ { if (n != "") print line; n = $1; line = n; first = first == "" ? n : first; next }
+	n != "" && /^[[:space:]]*purge_[a-z0-9_]+;/ { s = $1; sub(/;/, "", s); if (n != first) line = line " " s }
+	END { if (n != "") print line }' "$root/src/purge.map" | sort_fns)
+page_nodes=$(awk '
+	/^\.SS "?Versions and ABI"?$/ { f = 1; next }
+	f && /^\.S[SH]/ { f = 0 }
+	!f { next }
+	/^\.TP/ { if (n != "") print line; n = ""; tp = 1; next }
+	/^\.(PP|LP|P)$/ { if (n != "") print line; n = ""; tp = 0; next }
+	tp && n == "" && /^\.B PURGE_/ { n = $2; line = n; next }
+	n != "" { while (match($0, /purge_[a-z0-9_]+/)) { line = line " " substr($0, RSTART, RLENGTH)
+			$0 = substr($0, RSTART + RLENGTH) } }
+	END { if (n != "") print line }' "$man/libpurge.7" | sort_fns)
+if [ -z "$map_nodes" ]; then
+	err "no version nodes found in src/purge.map"
+elif [ "$map_nodes" != "$page_nodes" ]; then
+	err "libpurge.7: the version nodes under \"Versions and ABI\" differ from src/purge.map (< map, > page):"
+	diff <(printf '%s\n' "$map_nodes") <(printf '%s\n' "$page_nodes") >&2 || true
+fi
 
 if [ $fail -ne 0 ]; then
 	echo "check-man: FAILED" >&2

@@ -130,7 +130,10 @@ extern "C" {
  * purge_oldest_ns() on; ranges already pending then count as enqueued
  * when the queue last became non-empty (older than they may be, never
  * younger).  Other queues read the clock only when they become
- * non-empty. */
+ * non-empty.  So on a queue without ages the first purge_flush_older()
+ * settles every pending range, young ones too, once the queue has been
+ * non-empty for age_ns: set PURGE_AGES, or call purge_oldest_ns() before
+ * the first enqueue, to have it settle only the old ones. */
 
 /* purge_config.mode */
 #define PURGE_MODE_AUTO     0 /* process_madvise where the probe allows it, else the loop */
@@ -377,17 +380,32 @@ int purge_backend(int advice);
  * environment names but that cannot be opened is an error, never a silent
  * fallback to the default).  No thread, no malloc. */
 int purge_pressure_open(void);
-/* The protocol is systemd's (docs/MEMORY_PRESSURE.md).  The fd is O_CLOEXEC
- * and O_NONBLOCK.  Poll it for POLLPRI when fstat() says S_ISREG (a PSI
- * file: never read it; POLLERR alone means the trigger is gone), else for
- * POLLIN (a FIFO, character device or AF_UNIX socket: read and discard what
- * arrives).  On an event, purge_flush() each queue.  The default trigger is
- * "some 200000 2000000" (200 ms of stall in 2 s).  Also -EHOSTDOWN:
- * $MEMORY_PRESSURE_WATCH is "/dev/null" or empty (monitoring turned off: no
- * fd, not a failure); -EINVAL: WATCH is not an absolute path, or WRITE is
- * not base64; -E2BIG: WRITE decodes to more than 256 bytes; -EISDIR, -EBADF:
- * WATCH names a directory or another kind of inode; or the errno of
- * stat(), open(), connect() or write() on it. */
+/* The protocol is systemd's (docs/PRESSURE.md).  The fd is O_CLOEXEC and
+ * O_NONBLOCK.  What WATCH may name, checked on what is opened:
+ *   a PSI file (a regular file on procfs or cgroupfs that reads as PSI):
+ *     WRITE's bytes are written to it, or the default trigger "some 200000
+ *     2000000" (200 ms of stall in 2 s) when WRITE is unset or empty; any
+ *     other regular file is -ENOTTY, with nothing written;
+ *   a FIFO: opened read-write (no POLLHUP when a notifier closes), nothing
+ *     written (the process would read its own bytes back);
+ *   an AF_UNIX stream socket: connected, WRITE's bytes written;
+ *   a character device: opened read-only, nothing written; the memory
+ *     devices but /dev/null (major 1: zero, urandom, kmsg...) are -ENOTTY;
+ *   /dev/null however spelled or linked (device 1:3), or "": -EHOSTDOWN
+ *     (monitoring turned off: no fd, not a failure).
+ * Poll for POLLPRI when fstat() says S_ISREG (never read it), else POLLIN.
+ * POLLPRI alone: an event.  POLLIN: read once (one bounded read per wake,
+ * never until empty); bytes are an event, 0 bytes the end.  POLLERR,
+ * POLLHUP, POLLNVAL (for a PSI file, POLLPRI | POLLERR: its cgroup is
+ * gone): the end; close the fd and stop watching.  On an event,
+ * purge_flush() each queue.  Also -EINVAL: WATCH is not an absolute path,
+ * WRITE is not base64, or the kernel refused the trigger (without
+ * CAP_SYS_RESOURCE the window must be a multiple of 2 s, Linux 6.5+);
+ * -E2BIG: WRITE decodes to more than 256 bytes; -EISDIR, -EBADF: WATCH
+ * names a directory or another kind of inode; -EAGAIN: the file changed
+ * between stat() and open(); or the errno of stat(), open(), connect() or
+ * write() on it.  purge_pressure_open(3) has what each revents bit means
+ * for each kind. */
 
 /* For atfork handlers of programs that share a PURGE_LOCKED queue between
  * threads and fork: prepare takes the queue (waits for the call in

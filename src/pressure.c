@@ -1,26 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * purge_pressure_open(): the service side of systemd's memory-pressure
- * protocol (systemd docs/MEMORY_PRESSURE.md), so that an event loop can
- * call purge_flush() when the kernel reports memory stalls.
+ * protocol (systemd docs/PRESSURE.md), so that an event loop can call
+ * purge_flush() when the kernel reports memory stalls.
  *
- *   $MEMORY_PRESSURE_WATCH  an absolute path: a regular file is a PSI file
- *                           (open, write, poll POLLPRI, never read); a FIFO
- *                           (open, write, poll POLLIN, read and discard); an
+ *   $MEMORY_PRESSURE_WATCH  an absolute path: a PSI file (a regular file on
+ *                           procfs or cgroupfs that reads as PSI: open,
+ *                           write the trigger, poll POLLPRI, never read); a
+ *                           FIFO (open, poll POLLIN, read and discard); an
  *                           AF_UNIX stream socket (connect, write, poll
- *                           POLLIN, read and discard); "/dev/null": do not
- *                           watch.
+ *                           POLLIN, read and discard); another character
+ *                           device (open, poll POLLIN, read and discard);
+ *                           /dev/null: do not watch.
  *   $MEMORY_PRESSURE_WRITE  optional, base64: the bytes to write right after
  *                           opening (binary, NUL bytes included).
  * Unset: /proc/pressure/memory with systemd's default trigger.
  *
- * Where the protocol leaves a choice, sd-event's sd_event_add_memory_pressure()
- * (src/libsystemd/sd-event/sd-event.c) decided it: an empty WATCH also means
- * "do not watch", and that answer is -EHOSTDOWN; a character device is
- * watched like a FIFO; a directory is -EISDIR, any other type -EBADF; a
- * named path that does not exist is -ENOENT, never a fallback.  Unlike
- * sd-event, a regular file is not required to live on procfs or cgroupfs:
- * the protocol does not ask for it, and tests use plain files.
+ * sd-event's sd_event_add_memory_pressure() (src/libsystemd/sd-event/
+ * sd-event.c) decided what the protocol leaves open: an empty WATCH also
+ * means "do not watch" (-EHOSTDOWN); a directory is -EISDIR, a block
+ * device or other inode -EBADF; a named path that does not exist is
+ * -ENOENT, never a fallback; a regular file off procfs and cgroupfs is
+ * -ENOTTY before anything is written.  Where sd-event spins, reads its own
+ * bytes back or writes where it should not, this does better:
+ *  - /dev/null is known by meaning and by device number (1:3), not by one
+ *    spelling: "/dev//null" and a link to it turn watching off too;
+ *  - the other memory devices (major 1: zero, full, random, kmsg, mem...)
+ *    are always readable or worse to open: -ENOTTY;
+ *  - a regular file on procfs or cgroupfs must also read as PSI ("some
+ *    avg10=" or "full avg10="), so that no variable writes into
+ *    /proc/self/comm, cgroup.kill or memory.max;
+ *  - a PSI file named without WRITE (or with it empty) gets the default
+ *    trigger: with none, the kernel answers every poll POLLPRI | POLLERR;
+ *  - a FIFO is opened O_RDWR and never written: the process is then a
+ *    writer itself, so it never polls POLLHUP once a notifier closes, and
+ *    it does not read its own bytes back as an event (a FIFO is one
+ *    buffer: whatever it writes, it reads);
+ *  - a character device is opened read-only and never written.
+ * The inode opened must be the one stat() saw, and the file system and
+ * contents of a PSI file are checked on the opened descriptor, before the
+ * write.
  *
  * No allocation: the decoded bytes go to a fixed buffer.
  */
@@ -34,21 +53,31 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "purge.h"
 
 #define PRESSURE_DEFAULT_PATH "/proc/pressure/memory"
 
+/* linux/magic.h */
+#define PRESSURE_PROC_MAGIC    0x9fa0
+#define PRESSURE_CGROUP2_MAGIC 0x63677270
+
+/* The memory devices' major, and /dev/null's minor (drivers/char/mem.c). */
+#define PRESSURE_MEM_MAJOR  1
+#define PRESSURE_NULL_MINOR 3
+
 /* 200 ms of "some" stall in a 2 s window, sd-event's default: 2 s is the
  * window the kernel allows unprivileged triggers (multiples of 2 s, Linux
  * 6.5+, kernel/sched/psi.c).  The NUL goes along: psi_write() overwrites
  * the last byte it is given with one (kernel/sched/psi.c). */
-static const char pressure_default_trigger[] = "some 200000 2000000";
+#define PRESSURE_DEFAULT_TRIGGER "some 200000 2000000"
 
-/* The kernel takes triggers of up to 32 bytes (psi_write()); a socket or
- * FIFO peer may want more, but not much. */
+/* The kernel takes triggers of up to 32 bytes (psi_write()); a socket's
+ * listener may want more, but not much. */
 #define PRESSURE_WRITE_MAX 256
 
 struct pressure_bytes {
@@ -111,8 +140,8 @@ static int pressure_write_all(int fd, const struct pressure_bytes *w)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	/* a PSI trigger is taken whole or refused; a short write to a FIFO or
-	 * socket this small means its buffer was full */
+	/* a PSI trigger is taken whole or refused; a short write to a socket
+	 * this small means its buffer was full */
 	return (size_t)n == w->len ? 0 : -EIO;
 }
 
@@ -134,21 +163,138 @@ static int pressure_connect(const char *path)
 	return err;
 }
 
-/* Opens path as the kind of inode mode says, then writes w. */
-static int pressure_open_kind(const char *path, mode_t mode, const struct pressure_bytes *w)
+/* The next component of *p, skipping empty and "." ones: its length (0 at
+ * the end), its first byte at *c. */
+static size_t pressure_component(const char **p, const char **c)
 {
-	int fd;
+	for (;;) {
+		while (**p == '/')
+			(*p)++;
+		*c = *p;
+		while (**p && **p != '/')
+			(*p)++;
+		size_t n = (size_t)(*p - *c);
+		if (n != 1 || **c != '.')
+			return n;
+	}
+}
 
-	if (S_ISSOCK(mode))
-		fd = pressure_connect(path);
-	else if (S_ISREG(mode) || S_ISFIFO(mode) || S_ISCHR(mode))
-		fd = open(path, (w->len ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	else
-		return S_ISDIR(mode) ? -EISDIR : -EBADF;
+/* The absolute path names /dev/null by meaning, however it is spelled
+ * ("/dev//null", "//dev/./null/"), as systemd's path_equal() compares. */
+static bool pressure_names_dev_null(const char *path)
+{
+	static const char *const want[] = {"dev", "null", ""};
+	const char *c;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t n = pressure_component(&path, &c);
+		if (n != strlen(want[i]) || memcmp(c, want[i], n))
+			return false;
+	}
+	return true;
+}
+
+enum pressure_kind { PRESSURE_PSI, PRESSURE_FIFO, PRESSURE_SOCK, PRESSURE_CHR };
+
+/* What st can be watched as, or why it cannot: /dev/null by its number
+ * (another name or a link to it) turns watching off; the other memory
+ * devices are no endpoint (always readable, or worse to open). */
+static int pressure_kind(const struct stat *st)
+{
+	if (S_ISREG(st->st_mode))
+		return PRESSURE_PSI;
+	if (S_ISFIFO(st->st_mode))
+		return PRESSURE_FIFO;
+	if (S_ISSOCK(st->st_mode))
+		return PRESSURE_SOCK;
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISCHR(st->st_mode))
+		return -EBADF;
+	if (major(st->st_rdev) != PRESSURE_MEM_MAJOR)
+		return PRESSURE_CHR;
+	return minor(st->st_rdev) == PRESSURE_NULL_MINOR ? -EHOSTDOWN : -ENOTTY;
+}
+
+/* fd is the inode stat() saw, not one put at the path since. */
+static bool pressure_same(int fd, const struct stat *st)
+{
+	struct stat now;
+
+	return fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino &&
+	       (now.st_mode & S_IFMT) == (st->st_mode & S_IFMT) && now.st_rdev == st->st_rdev;
+}
+
+/* fd is a PSI file: on procfs or cgroupfs (as sd-event asks), and it reads
+ * as PSI ("some avg10=...", or "full avg10=..." for irq.pressure), which
+ * /proc/self/comm, cgroup.kill or memory.max do not.  0, -ENOTTY, or
+ * -EOPNOTSUPP: PSI files read so where PSI is built in but turned off
+ * (CONFIG_PSI_DEFAULT_DISABLED, kernel/sched/psi.c). */
+static int pressure_is_psi(int fd)
+{
+	struct statfs sf;
+	char head[11];
+	ssize_t n;
+
+	if (fstatfs(fd, &sf))
+		return -errno;
+	if (sf.f_type != PRESSURE_PROC_MAGIC && sf.f_type != PRESSURE_CGROUP2_MAGIC)
+		return -ENOTTY;
+	do
+		n = pread(fd, head, sizeof(head), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EOPNOTSUPP ? -EOPNOTSUPP : -ENOTTY;
+	if (n == sizeof(head) && (!memcmp(head, "some avg10=", sizeof(head)) ||
+	                          !memcmp(head, "full avg10=", sizeof(head))))
+		return 0;
+	return -ENOTTY;
+}
+
+/* Opens what stat() saw at path: a PSI file and a FIFO read-write (a FIFO
+ * so that the process holds a write end: no POLLHUP when a notifier
+ * closes), a character device read-only; a PSI file is checked before
+ * anything is written to it. */
+static int pressure_open_inode(const char *path, const struct stat *st, int kind)
+{
+	int mode = kind == PRESSURE_CHR ? O_RDONLY : O_RDWR;
+	int fd = open(path, mode | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
 	if (fd < 0)
-		return S_ISSOCK(mode) ? fd : -errno;
-	int ret = pressure_write_all(fd, w);
-	if (ret == 0)
+		return -errno;
+	int ret = pressure_same(fd, st) ? 0 : -EAGAIN;
+	if (!ret && kind == PRESSURE_PSI)
+		ret = pressure_is_psi(fd);
+	if (!ret)
+		return fd;
+	close(fd);
+	return ret;
+}
+
+static const struct pressure_bytes pressure_default = {.b = PRESSURE_DEFAULT_TRIGGER,
+                                                       .len = sizeof(PRESSURE_DEFAULT_TRIGGER)};
+
+/* Opens path as the kind st says and writes w where bytes go: to a PSI
+ * file (w, or the default trigger when w is empty) and to a socket's
+ * listener; never to a FIFO (the process would read them back) or a
+ * device. */
+static int pressure_open_kind(const char *path, const struct stat *st,
+                              const struct pressure_bytes *w)
+{
+	int kind = pressure_kind(st);
+
+	if (kind < 0)
+		return kind;
+	int fd =
+	    kind == PRESSURE_SOCK ? pressure_connect(path) : pressure_open_inode(path, st, kind);
+	if (fd < 0)
+		return fd;
+	int ret = 0;
+	if (kind == PRESSURE_PSI)
+		ret = pressure_write_all(fd, w->len ? w : &pressure_default);
+	else if (kind == PRESSURE_SOCK)
+		ret = pressure_write_all(fd, w);
+	if (!ret)
 		return fd;
 	close(fd);
 	return ret;
@@ -161,7 +307,7 @@ static int pressure_open_env(const char *watch)
 	struct pressure_bytes w = {.len = 0};
 	struct stat st;
 
-	if (!*watch || !strcmp(watch, "/dev/null"))
+	if (!*watch || (watch[0] == '/' && pressure_names_dev_null(watch)))
 		return -EHOSTDOWN;
 	if (watch[0] != '/')
 		return -EINVAL;
@@ -170,17 +316,18 @@ static int pressure_open_env(const char *watch)
 		return ret;
 	if (stat(watch, &st))
 		return -errno;
-	return pressure_open_kind(watch, st.st_mode, &w);
+	return pressure_open_kind(watch, &st, &w);
 }
 
 static int pressure_open_default(void)
 {
-	struct pressure_bytes w = {.len = sizeof(pressure_default_trigger)};
+	struct pressure_bytes none = {.len = 0};
+	struct stat st;
 
-	memcpy(w.b, pressure_default_trigger, sizeof(pressure_default_trigger));
-	int fd = pressure_open_kind(PRESSURE_DEFAULT_PATH, S_IFREG, &w);
 	/* no /proc/pressure: a kernel without PSI, or booted with psi=0 */
-	return fd == -ENOENT ? -EOPNOTSUPP : fd;
+	if (stat(PRESSURE_DEFAULT_PATH, &st))
+		return errno == ENOENT ? -EOPNOTSUPP : -errno;
+	return pressure_open_kind(PRESSURE_DEFAULT_PATH, &st, &none);
 }
 
 int purge_pressure_open(void)

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * purge_pressure_open(): systemd's memory-pressure protocol against fake
- * files (regular file, FIFO, AF_UNIX socket, /dev/null, bad values), the
- * default trigger on the real /proc/pressure/memory, and real pressure: a
- * child that thrashes page cache in a small memory cgroup must make the fd
- * poll ready.  Criterion runs every test in a process of its own, so the
- * environment one sets does not reach the next.
+ * purge_pressure_open(): systemd's memory-pressure protocol against each
+ * kind of endpoint (a PSI file, a FIFO, an AF_UNIX socket, a character
+ * device), what it refuses (/dev/null however it is spelled, the memory
+ * devices, regular files that are not PSI files, bad values), the default
+ * trigger on the real /proc/pressure/memory, and real pressure: a child
+ * that thrashes page cache in a small memory cgroup must make the fd poll
+ * ready.  The event loop of purge_pressure_open(3) is pressure_turn()
+ * below, and runs against every kind.  Criterion runs every test in a
+ * process of its own, so the environment one sets does not reach the
+ * next.
  */
+#define _GNU_SOURCE /* posix_openpt, ptsname, mknod, prctl */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,17 +21,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common.h"
 
 #define PSI_PATH "/proc/pressure/memory"
+#define TRIGGER  "c29tZSAyMDAwMDAgMjAwMDAwMAA=" /* "some 200000 2000000\0" */
 
 /* No test may hang: a socket or FIFO read that waits for bytes never sent. */
 TestSuite(pressure, .timeout = 30);
@@ -49,6 +58,12 @@ static void mkdir_tmp(void)
 	snprintf(path, sizeof(path), "%s/watch", dir);
 }
 
+static void rm_tmp(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 static void watch(const char *w, const char *write64)
 {
 	cr_assert_eq(setenv("MEMORY_PRESSURE_WATCH", w, 1), 0);
@@ -59,13 +74,14 @@ static void watch(const char *w, const char *write64)
 }
 
 /* purge_pressure_open() with errno set to a marker; *ok: the marker stayed,
- * and the fd (if any) is O_CLOEXEC.  Asserts nothing: callers that hold a
- * cgroup must clean up first. */
+ * and the fd (if any) is O_CLOEXEC and O_NONBLOCK.  Asserts nothing:
+ * callers that hold a cgroup must clean up first. */
 static int open_quiet(bool *ok)
 {
 	errno = 4242;
 	int fd = purge_pressure_open();
-	*ok = errno == 4242 && (fd < 0 || (fcntl(fd, F_GETFD) & FD_CLOEXEC));
+	*ok = errno == 4242 &&
+	      (fd < 0 || ((fcntl(fd, F_GETFD) & FD_CLOEXEC) && (fcntl(fd, F_GETFL) & O_NONBLOCK)));
 	return fd;
 }
 
@@ -74,31 +90,392 @@ static int open_checked(void)
 	bool ok;
 	int fd = open_quiet(&ok);
 
-	cr_assert(ok, "errno changed, or fd %d is not O_CLOEXEC", fd);
+	cr_assert(ok, "errno changed, or fd %d is not O_CLOEXEC and O_NONBLOCK", fd);
 	return fd;
 }
 
-static size_t read_file(const char *p, char *buf, size_t len)
+static int open_fd(void)
 {
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	ssize_t n = read(fd, buf, len);
-	cr_assert_geq(n, 0);
-	close(fd);
-	return (size_t)n;
+	int fd = open_checked();
+
+	cr_assert_geq(fd, 0, "purge_pressure_open: %d (%s)", fd, strerror(-fd));
+	return fd;
+}
+
+static short revents(int fd, short events, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+
+	return poll(&p, 1, timeout_ms) == 1 ? p.revents : 0;
 }
 
 static bool ready(int fd, short events, int timeout_ms)
 {
-	struct pollfd p = {.fd = fd, .events = events};
-
-	return poll(&p, 1, timeout_ms) == 1 && (p.revents & events);
+	return revents(fd, events, timeout_ms) & events;
 }
 
-/* ---- the protocol's forms, against fake files ------------------------- */
+/* ---- the loop of purge_pressure_open(3) --------------------------------- */
 
-/* A regular file of the test's own (never a system file: a broken decoder
- * would write to it); it must stay empty. */
+#define TURN_EVENT 1 /* memory pressure: flush */
+#define TURN_GONE  2 /* the endpoint is gone: close it, stop watching */
+
+/* What the page's loop does with one poll's revents, word for word: one
+ * bounded read on POLLIN, never a loop. */
+static int pressure_turn(int fd, short rev)
+{
+	char junk[64];
+	int r = rev & (POLLERR | POLLHUP | POLLNVAL) ? TURN_GONE : 0;
+
+	if ((rev & POLLPRI) && !r)
+		r |= TURN_EVENT;
+	if (rev & POLLIN) {
+		ssize_t n = read(fd, junk, sizeof(junk));
+		r |= n > 0 ? TURN_EVENT : n == 0 ? TURN_GONE : 0;
+	}
+	return r;
+}
+
+static short events_for(int fd)
+{
+	struct stat st;
+
+	cr_assert_eq(fstat(fd, &st), 0);
+	return S_ISREG(st.st_mode) ? POLLPRI : POLLIN;
+}
+
+/* The loop for `polls` polls of `timeout_ms`: the turns that woke up, and
+ * in *what the TURN_ bits they said. */
+static int loop_wakes(int fd, int polls, int timeout_ms, int *what)
+{
+	short ev = events_for(fd);
+	int wakes = 0;
+
+	*what = 0;
+	for (int i = 0; i < polls && !(*what & TURN_GONE); i++) {
+		short rev = revents(fd, ev, timeout_ms);
+		if (rev) {
+			wakes++;
+			*what |= pressure_turn(fd, rev);
+		}
+	}
+	return wakes;
+}
+
+/* ---- sockets: the decoded bytes, and the loop ---------------------------- */
+
+static int listen_at(const char *p)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", p);
+	int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_eq(bind(srv, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(srv, 1), 0);
+	return srv;
+}
+
+/* The service manager's side: what it reads from the connection until the
+ * process closes its fd. */
+static size_t socket_case(const char *write64, char *got, size_t len)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	mkdir_tmp();
+	int srv = listen_at(path);
+	watch(path, write64);
+	int fd = open_fd();
+	int c = accept(srv, NULL, NULL);
+	cr_assert_geq(c, 0);
+	close(fd);
+	while (n < len && (k = read(c, got + n, len - n)) > 0)
+		n += (size_t)k;
+	close(c);
+	close(srv);
+	rm_tmp();
+	return n;
+}
+
+static void socket_gets(const char *write64, const char *want, size_t want_len)
+{
+	char got[64];
+
+	cr_assert_eq(socket_case(write64, got, sizeof(got)), want_len, "%s", write64);
+	cr_assert_eq(memcmp(got, want, want_len), 0, "%s", write64);
+}
+
+Test(pressure, socket_gets_decoded_bytes)
+{
+	socket_gets("Zm9vYmFy", "foobar", 6); /* RFC 4648 test vector */
+	/* "some 1 2\0" with padding and white space, as systemd may write it */
+	socket_gets("c29tZSAxIDIA\n", "some 1 2", 9);
+	socket_gets("Zg==", "f", 1);
+	socket_gets("Zm8", "fo", 2); /* unpadded */
+}
+
+Test(pressure, socket_without_write_gets_nothing)
+{
+	char got[8];
+
+	cr_assert_eq(socket_case(NULL, got, sizeof(got)), 0);
+	cr_assert_eq(socket_case("", got, sizeof(got)), 0);
+}
+
+/* A peer's bytes are an event; its close is the end (POLLIN with a read of
+ * 0, POLLHUP), once, not an event. */
+Test(pressure, socket_event_then_peer_close_is_gone)
+{
+	int what;
+
+	mkdir_tmp();
+	int srv = listen_at(path);
+	watch(path, NULL);
+	int fd = open_fd();
+	int c = accept(srv, NULL, NULL);
+	cr_assert_geq(c, 0);
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0);
+	cr_assert_eq(write(c, "x", 1), 1);
+	cr_assert_eq(loop_wakes(fd, 1, 1000, &what), 1);
+	cr_assert_eq(what, TURN_EVENT);
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0, "one byte, one event");
+	close(c);
+	cr_assert_eq(loop_wakes(fd, 10, 1000, &what), 1);
+	cr_assert_eq(what, TURN_GONE);
+	close(fd);
+	close(srv);
+	rm_tmp();
+}
+
+/* ---- FIFOs -------------------------------------------------------------- */
+
+static void notify(const char *p)
+{
+	int w = open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+	cr_assert_geq(w, 0);
+	cr_assert_eq(write(w, "x", 1), 1);
+	close(w);
+}
+
+/* The notifier writes and closes: one event, then quiet, and the next
+ * notifier is seen too.  Opened read-only, the fd polled POLLHUP for ever
+ * once the first writer closed: the page's loop woke 1,507,436 times in
+ * 2 s, and a loop that drops the fd on POLLHUP stopped watching. */
+Test(pressure, fifo_event_then_quiet_then_event)
+{
+	int what;
+
+	mkdir_tmp();
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	watch(path, NULL);
+	int fd = open_fd();
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0);
+	notify(path);
+	cr_assert_eq(loop_wakes(fd, 1, 1000, &what), 1);
+	cr_assert_eq(what, TURN_EVENT);
+	cr_assert_eq(revents(fd, POLLIN, 0), 0, "the FIFO stays ready after its writer closed");
+	int wakes = loop_wakes(fd, 20, 5, &what);
+	cr_assert_eq(wakes, 0, "%d wakes in 20 polls after one event (what %d)", wakes, what);
+	notify(path);
+	cr_assert_eq(loop_wakes(fd, 1, 1000, &what), 1);
+	cr_assert_eq(what, TURN_EVENT, "the second notifier was not seen as an event");
+	close(fd);
+	rm_tmp();
+}
+
+/* With MEMORY_PRESSURE_WRITE set, nothing goes into the FIFO: a FIFO has
+ * one buffer, and the process would read its own bytes back as an event
+ * (and a full flush at start-up). */
+Test(pressure, fifo_gets_no_bytes)
+{
+	char buf[16];
+	int what;
+
+	mkdir_tmp();
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	int peer = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_geq(peer, 0);
+	watch(path, "cGluZw=="); /* "ping" */
+	int fd = open_fd();
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0, "the fd reads its own bytes back");
+	cr_assert_eq(read(peer, buf, sizeof(buf)), -1, "bytes were written to the FIFO");
+	cr_assert_eq(errno, EAGAIN);
+	close(fd);
+	close(peer);
+	rm_tmp();
+}
+
+/* ---- character devices -------------------------------------------------- */
+
+static const char *const dev_null_spellings[] = {
+    "",           "/dev/null",     "/dev//null",  "//dev/null", "/dev/./null", "/./dev/null",
+    "/dev/null/", "///dev///null", "/dev/null/.",
+};
+
+/* The device, not its spelling: every path to 1:3 turns watching off, as
+ * the literal "/dev/null" does; sd-event compares paths by meaning too. */
+Test(pressure, dev_null_however_spelled_turns_it_off)
+{
+	for (size_t i = 0; i < sizeof(dev_null_spellings) / sizeof(dev_null_spellings[0]); i++) {
+		watch(dev_null_spellings[i], "Zm9v");
+		cr_assert_eq(open_checked(), -EHOSTDOWN, "\"%s\"", dev_null_spellings[i]);
+	}
+	mkdir_tmp();
+	cr_assert_eq(symlink("/dev/null", path), 0);
+	watch(path, NULL);
+	cr_assert_eq(open_checked(), -EHOSTDOWN, "a symbolic link to /dev/null");
+	unlink(path);
+	watch("/dev/../dev/null", NULL);
+	cr_assert_eq(open_checked(), -EHOSTDOWN, "/dev/../dev/null");
+	if (mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0) {
+		watch(path, NULL);
+		cr_assert_eq(open_checked(), -EHOSTDOWN, "a device node 1:3 of another name");
+	} else {
+		cr_log_info("mknod 1:3: %s: the node of another name is not tried",
+		            strerror(errno));
+	}
+	rm_tmp();
+}
+
+/* The memory devices (major 1) are always readable, or worse to open:
+ * none is a pressure endpoint.  /dev/zero made a read-and-discard loop
+ * endless, and POLLIN on any of them a busy loop. */
+Test(pressure, memory_devices_are_refused)
+{
+	static const char *const devs[] = {"/dev/zero",   "/dev/full", "/dev/urandom",
+	                                   "/dev/random", "/dev/kmsg", "/dev/port"};
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(devs) / sizeof(devs[0]); i++) {
+		if (stat(devs[i], &st) || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 1)
+			continue;
+		watch(devs[i], NULL);
+		cr_assert_eq(open_checked(), -ENOTTY, "%s", devs[i]);
+	}
+}
+
+/* Another character device is watched for POLLIN, and gets no bytes: an
+ * environment variable does not write to devices.  A pseudo-terminal
+ * stands in for one, its master for the peer. */
+Test(pressure, char_device_polls_in_and_gets_no_bytes)
+{
+	char buf[16];
+	int what;
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	if (m < 0)
+		cr_skip_test("posix_openpt: %s", strerror(errno));
+	cr_assert_eq(grantpt(m), 0);
+	cr_assert_eq(unlockpt(m), 0);
+	watch(ptsname(m), "cGluZw=="); /* "ping" */
+	int fd = open_fd();
+	struct termios t;
+	cr_assert_eq(tcgetattr(fd, &t), 0);
+	cfmakeraw(&t); /* a byte is readable as it comes, and no echo */
+	cr_assert_eq(tcsetattr(fd, TCSANOW, &t), 0);
+	cr_assert_eq(fcntl(m, F_SETFL, O_NONBLOCK), 0);
+	cr_assert_eq(read(m, buf, sizeof(buf)), -1, "bytes were written to the device");
+	cr_assert_eq(errno, EAGAIN);
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0);
+	cr_assert_eq(write(m, "x", 1), 1);
+	cr_assert_eq(loop_wakes(fd, 1, 1000, &what), 1);
+	cr_assert_eq(what, TURN_EVENT);
+	cr_assert_eq(loop_wakes(fd, 3, 0, &what), 0);
+	close(fd);
+	close(m);
+}
+
+/* ---- regular files that are not PSI files -------------------------------- */
+
+static const char precious[] = "precious data\n";
+
+static const char psi_lookalike[] = "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+
+/* Not on procfs or cgroupfs: refused before anything is written (it was
+ * opened O_RDWR and WRITE's bytes went at offset 0), even when it reads
+ * as PSI does. */
+static void refused_untouched(const char *data, size_t len)
+{
+	static const char *const writes[] = {"Zm9vYmFy", NULL, ""};
+	char buf[64];
+
+	mkdir_tmp();
+	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	cr_assert_eq(write(f, data, len), (ssize_t)len);
+	close(f);
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		watch(path, writes[i]);
+		cr_assert_eq(open_checked(), -ENOTTY, "MEMORY_PRESSURE_WRITE=%s",
+		             writes[i] ? writes[i] : "(unset)");
+		f = open(path, O_RDONLY | O_CLOEXEC);
+		cr_assert_eq(read(f, buf, sizeof(buf)), (ssize_t)len);
+		close(f);
+		cr_assert_eq(memcmp(buf, data, len), 0, "%s was written", path);
+	}
+	rm_tmp();
+}
+
+Test(pressure, regular_file_elsewhere_is_refused_untouched)
+{
+	refused_untouched(precious, sizeof(precious) - 1);
+	refused_untouched(psi_lookalike, sizeof(psi_lookalike) - 1);
+}
+
+/* On procfs, but not a PSI file: /proc/self/comm takes what is written to
+ * it as the thread's name.  sd-event would write there (it checks the
+ * file system only). */
+Test(pressure, proc_file_that_is_not_psi_is_refused)
+{
+	char before[17], after[17];
+
+	cr_assert_eq(prctl(PR_GET_NAME, before), 0);
+	watch("/proc/thread-self/comm", "Zm9vYmFy"); /* "foobar" */
+	cr_assert_eq(open_checked(), -ENOTTY);
+	watch("/proc/self/comm", "Zm9vYmFy");
+	cr_assert_eq(open_checked(), -ENOTTY);
+	cr_assert_eq(prctl(PR_GET_NAME, after), 0);
+	cr_assert_str_eq(after, before, "the thread was renamed");
+}
+
+#include "pressure_cgroup.h"
+
+/* A cgroup v2 directory of the test's own, or a skip. */
+static void v2_cgroup(char *out)
+{
+	const char *v2 = pcg_v2_root();
+	char own[PATH_MAX] = "/";
+
+	if (!v2)
+		cr_skip_test("no cgroup v2 hierarchy (/sys/fs/cgroup/unified or /sys/fs/cgroup)");
+	pcg_own("", own, sizeof(own));
+	pcg_mkdir_or_skip(out, v2, own);
+}
+
+/* On cgroupfs, but not a PSI file: cgroup.pressure turns PSI off for the
+ * cgroup when it is written "0" (cgroup.kill, memory.max and cgroup.procs
+ * take their bytes as readily). */
+Test(pressure, cgroup_file_that_is_not_psi_is_refused)
+{
+	char cg[PATH_MAX], file[PATH_MAX + 32], buf[8] = "";
+
+	v2_cgroup(cg);
+	snprintf(file, sizeof(file), "%s/cgroup.pressure", cg);
+	watch(file, "MA=="); /* "0" */
+	int ret = access(file, F_OK) == 0 ? open_checked() : -ENOENT;
+	int f = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n = f >= 0 ? read(f, buf, sizeof(buf) - 1) : -1;
+	if (f >= 0)
+		close(f);
+	rmdir(cg);
+	if (ret == -ENOENT)
+		cr_skip_test("%s: no such file (Linux 6.1 and later)", file);
+	cr_assert_eq(ret, -ENOTTY);
+	cr_assert(n > 0 && buf[0] == '1', "%s reads \"%s\": it was written", file, buf);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* A regular file of the test's own: a broken decoder must not write to it. */
 static void make_empty(void)
 {
 	mkdir_tmp();
@@ -113,105 +490,7 @@ static void remove_empty(void)
 
 	cr_assert_eq(stat(path, &st), 0);
 	cr_assert_eq(st.st_size, 0, "bytes were written to %s", path);
-	unlink(path);
-	rmdir(dir);
-}
-
-/* A regular file is taken for a PSI file: the decoded bytes are written. */
-static void regular_case(const char *write64, const char *want, size_t want_len)
-{
-	char buf[64];
-
-	make_empty();
-	watch(path, write64);
-	int fd = open_checked();
-	cr_assert_geq(fd, 0, "purge_pressure_open: %d", fd);
-	cr_assert_eq(read_file(path, buf, sizeof(buf)), want_len);
-	cr_assert_eq(memcmp(buf, want, want_len), 0);
-	close(fd);
-	unlink(path);
-	rmdir(dir);
-}
-
-Test(pressure, regular_file_gets_decoded_bytes)
-{
-	regular_case("Zm9vYmFy", "foobar", 6); /* RFC 4648 test vector */
-}
-
-Test(pressure, regular_file_padding_space_and_nul)
-{
-	/* "some 1 2\0" with padding and white space, as systemd may write it */
-	regular_case("c29tZSAxIDIA\n", "some 1 2", 9);
-	regular_case("Zg==", "f", 1);
-}
-
-Test(pressure, regular_file_unpadded)
-{
-	regular_case("Zm8", "fo", 2);
-}
-
-Test(pressure, regular_file_without_write_gets_nothing)
-{
-	regular_case(NULL, "", 0);
-}
-
-Test(pressure, fifo_gets_bytes_and_polls_in)
-{
-	char buf[16];
-
-	mkdir_tmp();
-	cr_assert_eq(mkfifo(path, 0600), 0);
-	int peer = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* the service manager */
-	cr_assert_geq(peer, 0);
-	watch(path, "cGluZw=="); /* "ping" */
-	int fd = open_checked();
-	cr_assert_geq(fd, 0, "purge_pressure_open: %d", fd);
-	cr_assert_eq(read(peer, buf, sizeof(buf)), 4);
-	cr_assert_eq(memcmp(buf, "ping", 4), 0);
-	cr_assert(!ready(fd, POLLIN, 0));
-	int w = open(path, O_WRONLY | O_CLOEXEC);
-	cr_assert_eq(write(w, "x", 1), 1); /* an event */
-	cr_assert(ready(fd, POLLIN, 1000));
-	close(w);
-	close(fd);
-	close(peer);
-	unlink(path);
-	rmdir(dir);
-}
-
-Test(pressure, socket_gets_bytes_and_polls_in)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	char buf[16];
-
-	mkdir_tmp();
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cr_assert_eq(bind(srv, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	cr_assert_eq(listen(srv, 1), 0);
-	watch(path, "cGluZw==");
-	int fd = open_checked();
-	cr_assert_geq(fd, 0, "purge_pressure_open: %d", fd);
-	int c = accept(srv, NULL, NULL);
-	cr_assert_geq(c, 0);
-	cr_assert_eq(read(c, buf, sizeof(buf)), 4);
-	cr_assert_eq(memcmp(buf, "ping", 4), 0);
-	cr_assert(!ready(fd, POLLIN, 0));
-	cr_assert_eq(write(c, "x", 1), 1);
-	cr_assert(ready(fd, POLLIN, 1000));
-	close(c);
-	close(fd);
-	close(srv);
-	unlink(path);
-	rmdir(dir);
-}
-
-Test(pressure, dev_null_or_empty_turns_it_off)
-{
-	watch("/dev/null", "Zm9v");
-	cr_assert_eq(open_checked(), -EHOSTDOWN);
-	watch("", NULL);
-	cr_assert_eq(open_checked(), -EHOSTDOWN);
+	rm_tmp();
 }
 
 /* The environment names a trigger that cannot be had: its error, never
@@ -230,6 +509,8 @@ Test(pressure, named_file_errors_are_returned)
 	cr_assert_eq(open_checked(), -EISDIR);
 	watch("relative/memory.pressure", NULL);
 	cr_assert_eq(open_checked(), -EINVAL);
+	watch("dev/null", NULL);
+	cr_assert_eq(open_checked(), -EINVAL);
 	remove_empty();
 }
 
@@ -239,7 +520,7 @@ Test(pressure, bad_base64_is_einval)
 
 	make_empty();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		/* the file exists and could be opened: the value alone is wrong */
+		/* the value alone is wrong: refused before the file is looked at */
 		watch(path, bad[i]);
 		cr_assert_eq(open_checked(), -EINVAL, "MEMORY_PRESSURE_WRITE=%s", bad[i]);
 	}
@@ -258,13 +539,24 @@ Test(pressure, write_too_long_is_e2big)
 	remove_empty();
 }
 
-/* ---- the real kernel ---------------------------------------------------- */
+/* ---- PSI files, the real kernel ----------------------------------------- */
 
 static void need_psi(void)
 {
 	if (access(PSI_PATH, F_OK))
 		cr_skip_test("no %s: kernel without PSI (CONFIG_PSI) or booted with psi=0",
 		             PSI_PATH);
+}
+
+/* The fd has a trigger: the kernel refuses a second one on it, and the fd
+ * does not poll ready (without one: POLLPRI | POLLERR at once, always). */
+static void assert_armed(int fd)
+{
+	short rev = revents(fd, POLLPRI, 0);
+
+	cr_assert_eq(rev & POLLERR, 0, "POLLERR: the fd has no trigger");
+	cr_assert_eq(write(fd, "some 200000 2000000", 20), -1, "the fd had no trigger");
+	cr_assert_eq(errno, EBUSY);
 }
 
 Test(pressure, default_trigger_on_proc_pressure)
@@ -274,13 +566,47 @@ Test(pressure, default_trigger_on_proc_pressure)
 	need_psi();
 	unsetenv("MEMORY_PRESSURE_WATCH");
 	unsetenv("MEMORY_PRESSURE_WRITE");
-	int fd = open_checked();
-	cr_assert_geq(fd, 0, "purge_pressure_open: %d (%s)", fd, strerror(-fd));
+	int fd = open_fd();
 	cr_assert_eq(fstat(fd, &st), 0);
 	cr_assert(S_ISREG(st.st_mode));
-	/* the trigger is set: the kernel refuses a second one on the fd */
-	cr_assert_eq(write(fd, "some 200000 2000000", 20), -1);
-	cr_assert_eq(errno, EBUSY);
+	assert_armed(fd);
+	close(fd);
+}
+
+Test(pressure, psi_file_gets_the_trigger_written)
+{
+	need_psi();
+	watch(PSI_PATH, TRIGGER);
+	int fd = open_fd();
+	assert_armed(fd);
+	close(fd);
+}
+
+/* Without MEMORY_PRESSURE_WRITE (or with it empty) a PSI file gets the
+ * default trigger: with none, every poll answered POLLPRI | POLLERR at
+ * once, and a loop that took POLLPRI for an event flushed in a busy loop. */
+Test(pressure, psi_file_without_write_gets_the_default_trigger)
+{
+	static const char *const writes[] = {NULL, ""};
+	int what;
+
+	need_psi();
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		watch(PSI_PATH, writes[i]);
+		int fd = open_fd();
+		cr_assert_eq(loop_wakes(fd, 5, 0, &what), 0, "the loop woke at once");
+		assert_armed(fd);
+		close(fd);
+	}
+}
+
+/* A PSI file is known by what is opened, not by how it is spelled. */
+Test(pressure, psi_file_spelled_oddly)
+{
+	need_psi();
+	watch("/proc//pressure/./memory", NULL);
+	int fd = open_fd();
+	assert_armed(fd);
 	close(fd);
 }
 
@@ -290,9 +616,35 @@ Test(pressure, kernel_refusal_is_returned)
 	need_psi();
 	watch(PSI_PATH, "Ym9ndXMgMSAyAA=="); /* "bogus 1 2\0" */
 	cr_assert_eq(open_checked(), -EINVAL);
+	watch(PSI_PATH, "c29tZSAzMDAwMDAwIDIwMDAwMDAA"); /* "some 3000000 2000000\0" */
+	cr_assert_eq(open_checked(), -EINVAL, "a threshold longer than its window");
 }
 
-#include "pressure_cgroup.h"
+/* The cgroup of a memory.pressure is removed: POLLPRI | POLLERR for ever
+ * (kernfs, for a file whose node is gone), which the loop takes for the
+ * end, not for an event. */
+Test(pressure, psi_file_of_removed_cgroup_is_gone)
+{
+	char cg[PATH_MAX], file[PATH_MAX + 32];
+	int what;
+
+	need_psi();
+	v2_cgroup(cg);
+	snprintf(file, sizeof(file), "%s/memory.pressure", cg);
+	watch(file, NULL);
+	bool ok;
+	int fd = open_quiet(&ok);
+	int wakes_before = fd >= 0 ? loop_wakes(fd, 3, 0, &what) : -1;
+	int rm = rmdir(cg);
+	cr_assert_geq(fd, 0, "%s: %d (%s)", file, fd, strerror(-fd));
+	cr_assert(ok);
+	cr_assert_eq(rm, 0, "rmdir %s: %s", cg, strerror(errno));
+	cr_assert_eq(wakes_before, 0);
+	cr_assert_eq(revents(fd, POLLPRI, 0), POLLPRI | POLLERR);
+	cr_assert_eq(loop_wakes(fd, 10, 0, &what), 1);
+	cr_assert_eq(what, TURN_GONE);
+	close(fd);
+}
 
 /*
  * Real pressure.  A child joins a memory cgroup limited to 16 MiB and
@@ -301,7 +653,7 @@ Test(pressure, kernel_refusal_is_returned)
  * stall for PSI: mm/filemap.c).  Measured here, about a third of the time
  * stalls, well past 200 ms in 2 s.  Two fds must poll ready: the
  * cgroup's own memory.pressure, opened the way systemd names it, and the
- * default one.
+ * default one; the loop takes each for an event.
  */
 Test(pressure, thrashing_child_makes_fds_ready, .timeout = 25)
 {
@@ -310,7 +662,7 @@ Test(pressure, thrashing_child_makes_fds_ready, .timeout = 25)
 	need_psi();
 	pcg_setup(&cg);
 	/* from here on, nothing may end the test before pcg_teardown() */
-	watch(cg.pressure, "c29tZSAyMDAwMDAgMjAwMDAwMAA="); /* "some 200000 2000000\0" */
+	watch(cg.pressure, TRIGGER);
 	bool ok_cg, ok_sys;
 	int fd_cg = open_quiet(&ok_cg);
 	unsetenv("MEMORY_PRESSURE_WATCH");
@@ -319,9 +671,9 @@ Test(pressure, thrashing_child_makes_fds_ready, .timeout = 25)
 	bool early = fd_cg >= 0 && cg.isolated && ready(fd_cg, POLLPRI, 500);
 	uint64_t t0 = now_ms();
 	pid_t child = fd_cg >= 0 && fd_sys >= 0 && !early ? pcg_thrash(&cg, 20) : -1;
-	bool got_cg = child > 0 && ready(fd_cg, POLLPRI, 8000);
+	short rev_cg = child > 0 ? revents(fd_cg, POLLPRI, 8000) : 0;
 	uint64_t t_cg = now_ms() - t0;
-	bool got_sys = child > 0 && ready(fd_sys, POLLPRI, 2000);
+	short rev_sys = child > 0 ? revents(fd_sys, POLLPRI, 2000) : 0;
 	int status = 0;
 	if (child > 0) {
 		kill(child, SIGKILL);
@@ -333,8 +685,11 @@ Test(pressure, thrashing_child_makes_fds_ready, .timeout = 25)
 	cr_assert(ok_cg && ok_sys, "errno changed, or an fd is not O_CLOEXEC");
 	cr_assert(!early, "%s polled ready before the child ran", cg.pressure);
 	cr_assert(!WIFEXITED(status), "the child failed to set up (exit %d)", WEXITSTATUS(status));
-	cr_assert(got_cg, "no POLLPRI on %s within 8 s of thrashing", cg.pressure);
-	cr_assert(got_sys, "no POLLPRI on %s (default trigger)", PSI_PATH);
+	cr_assert_eq(pressure_turn(fd_cg, rev_cg), TURN_EVENT,
+	             "no pressure event on %s within 8 s of thrashing (revents %#x)", cg.pressure,
+	             rev_cg);
+	cr_assert_eq(pressure_turn(fd_sys, rev_sys), TURN_EVENT,
+	             "no pressure event on %s (default trigger, revents %#x)", PSI_PATH, rev_sys);
 	cr_log_info("POLLPRI on %s %llu ms after the child started", cg.pressure,
 	            (unsigned long long)t_cg);
 }
