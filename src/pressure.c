@@ -27,9 +27,12 @@
  *    spelling: "/dev//null" and a link to it turn watching off too;
  *  - the other memory devices (major 1: zero, full, random, kmsg, mem...)
  *    are always readable or worse to open: -ENOTTY;
- *  - a regular file on procfs or cgroupfs must also read as PSI ("some
- *    avg10=" or "full avg10="), so that no variable writes into
- *    /proc/self/comm, cgroup.kill or memory.max;
+ *  - a regular file on procfs or cgroupfs must also have a PSI file's
+ *    name (/proc/pressure/memory, <cgroup>/memory.pressure, and cpu, io,
+ *    irq; the name of what was opened, links resolved) and read as PSI
+ *    ("some avg10=" or "full avg10="), so that no variable writes into
+ *    /proc/self/comm, cgroup.kill or memory.max, and nothing else is even
+ *    read (a read of /proc/kmsg takes what it returns from the log);
  *  - a PSI file named without WRITE (or with it empty) gets the default
  *    trigger: with none, the kernel answers every poll POLLPRI | POLLERR;
  *  - a FIFO is opened O_RDWR and never written: the process is then a
@@ -47,6 +50,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -225,6 +229,47 @@ static bool pressure_same(int fd, const struct stat *st)
 	       (now.st_mode & S_IFMT) == (st->st_mode & S_IFMT) && now.st_rdev == st->st_rdev;
 }
 
+/* "/proc/self/fd/N" into buf. */
+static void pressure_fd_link(int fd, char buf[32])
+{
+	char digits[12];
+	size_t n = 0;
+
+	do
+		digits[n++] = (char)('0' + fd % 10);
+	while ((fd /= 10) > 0);
+	memcpy(buf, "/proc/self/fd/", 14);
+	for (size_t i = 0; i < n; i++)
+		buf[14 + i] = digits[n - 1 - i];
+	buf[14 + n] = '\0';
+}
+
+/* The opened descriptor's name (links resolved) is a PSI file's:
+ * /proc/pressure/R on procfs, .../R.pressure on cgroupfs, R one of cpu,
+ * io, memory, irq. */
+static bool pressure_psi_name(int fd, bool proc)
+{
+	static const char *const res[] = {"cpu", "io", "memory", "irq"};
+	char link[32], real[PATH_MAX];
+
+	pressure_fd_link(fd, link);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return false;
+	real[n] = '\0';
+	const char *base = strrchr(real, '/') + 1;
+	if (proc && (size_t)(base - real) != 15)
+		return false;
+	if (proc && strncmp(real, "/proc/pressure/", 15))
+		return false;
+	for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++) {
+		size_t k = strlen(res[i]);
+		if (!strncmp(base, res[i], k) && !strcmp(base + k, proc ? "" : ".pressure"))
+			return true;
+	}
+	return false;
+}
+
 /* fd is a PSI file: on procfs or cgroupfs (as sd-event asks), and it reads
  * as PSI ("some avg10=...", or "full avg10=..." for irq.pressure), which
  * /proc/self/comm, cgroup.kill or memory.max do not.  0, -ENOTTY, or
@@ -240,6 +285,8 @@ static int pressure_is_psi(int fd)
 		return -errno;
 	if (sf.f_type != PRESSURE_PROC_MAGIC && sf.f_type != PRESSURE_CGROUP2_MAGIC)
 		return -ENOTTY;
+	if (!pressure_psi_name(fd, sf.f_type == PRESSURE_PROC_MAGIC))
+		return -ENOTTY; /* not even read: /proc/kmsg would lose what it holds */
 	do
 		n = pread(fd, head, sizeof(head), 0);
 	while (n < 0 && errno == EINTR);
