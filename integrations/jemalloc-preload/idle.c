@@ -14,6 +14,16 @@
  * The hooks pay one relaxed store of the coarse clock per release
  * (shard.last_enqueue), on a line they write anyway: no lock, no syscall.
  *
+ * It never changes how the program lives or dies.  glibc ends the process
+ * with exit(0) when the last thread it counts (__nptl_nthreads) ends
+ * through pthread_exit or a return from its start routine
+ * (nptl/pthread_create.c start_thread, and __libc_start_call_main for a
+ * main thread that called pthread_exit).  This thread takes itself out of
+ * that count as it starts, so the program's last thread still ends the
+ * process, on that thread, with status 0, as without the shim; exit,
+ * _exit and exec end it anyway.  Where that count cannot be found and
+ * checked against libthread_db's description of it, there is no thread.
+ *
  * The thread blocks every signal, so a program's handlers (and its
  * sigwait/signalfd threads) never see it.  fork(): the child has no thread;
  * its atfork child handler (shim.c) starts one of its own, with its own
@@ -28,9 +38,11 @@
  * would pay.  psi_trigger_destroy() waits for an RCU grace period, and
  * stops the psimon kthread with a group's last trigger (kernel/sched/psi.c).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -46,6 +58,9 @@
 static struct {
 	pthread_t tid;
 	bool running;
+	const char *off;    /* why there is no thread, for the verbose line */
+	unsigned *nthreads; /* glibc's __nptl_nthreads */
+	sigset_t mask;      /* the signal mask of the thread that started it */
 	/* The pressure trigger, or -1.  Set before the thread starts; the
 	 * thread sets it to -1 before it closes it, so a fork child never
 	 * closes a number the parent has reused (it may keep a stale copy). */
@@ -165,9 +180,21 @@ static void idle_open_trigger(void)
 	atomic_store(&idle.fd, fd);
 }
 
+/* Out of glibc's count (see the top of this file).  The thread that
+ * started this one was alive then; if every counted thread has ended
+ * since, glibc's exit(0) is due, and this thread makes it. */
+static void idle_count_out(void)
+{
+	if (__atomic_fetch_sub(idle.nthreads, 1, __ATOMIC_SEQ_CST) == 1) {
+		pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
+		exit(0);
+	}
+}
+
 static void *idle_main(void *arg)
 {
 	(void)arg;
+	idle_count_out();
 	pthread_setname_np(pthread_self(), "purge-idle");
 	for (;;) {
 		if (idle.open_at && idle_now() >= idle.open_at)
@@ -182,24 +209,51 @@ static void *idle_main(void *arg)
 		struct pollfd p = {fd, idle.events, 0};
 		if (poll(&p, fd >= 0, timeout) > 0)
 			idle_event(fd, p.revents);
-		if (fd < 0 && timeout < 0)
-			return NULL; /* nothing left to wait for */
+		if (fd < 0 && timeout < 0) {
+			/* nothing left to wait for: back in the count, and end
+			 * as glibc's threads do */
+			__atomic_fetch_add(idle.nthreads, 1, __ATOMIC_SEQ_CST);
+			return NULL;
+		}
 	}
+}
+
+/* glibc's thread count, where libthread_db's description of it (bits,
+ * elements, offset) says it is one unsigned int. */
+static unsigned *idle_glibc_count(void)
+{
+	const uint32_t *desc = dlsym(RTLD_DEFAULT, "_thread_db___nptl_nthreads");
+	unsigned *n = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
+
+	if (!n || !desc || desc[0] != 8 * sizeof(unsigned) || desc[1] != 1 || desc[2] != 0)
+		return NULL;
+	return n;
 }
 
 void idle_start(void)
 {
-	sigset_t all, old;
+	sigset_t all;
 
-	if (!shim.cfg.idle || idle.running)
+	if (!shim.cfg.idle) {
+		idle.off = "PURGE_JEMALLOC_IDLE=0";
+		return;
+	}
+	if (!idle.nthreads && !(idle.nthreads = idle_glibc_count())) {
+		idle.off = "glibc's thread count (__nptl_nthreads) not found: a thread "
+		           "would keep the process alive after its last thread ends";
+		return;
+	}
+	if (idle.running)
 		return;
 	idle.open_at = idle_now() + TRIGGER_AFTER_NS;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits it */
+	pthread_sigmask(SIG_SETMASK, &all, &idle.mask); /* the thread inherits it */
 	idle.running = pthread_create(&idle.tid, NULL, idle_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
 	if (idle.running)
 		pthread_detach(idle.tid);
+	else
+		idle.off = "pthread_create failed";
 }
 
 void idle_fork_child(void)
@@ -217,6 +271,11 @@ void idle_fork_child(void)
 bool idle_running(void)
 {
 	return idle.running;
+}
+
+const char *idle_off(void)
+{
+	return idle.running ? NULL : idle.off;
 }
 
 int idle_trigger(void)

@@ -590,7 +590,7 @@ static void say_active(void)
 		return;
 	say_huge();
 	if (!idle_running())
-		out("idle thread off\n");
+		out("idle thread off: %s\n", idle_off() ? idle_off() : "not started");
 	else
 		out("idle thread: settles after %" PRIu64
 		    " ms without releases (0: never); pressure events watched after 1 s\n",

@@ -285,6 +285,8 @@ void idle_start(void);
  * trigger fd is the parent's; start the child's own. */
 void idle_fork_child(void);
 bool idle_running(void);
+/* Why there is no thread (for the verbose line), or NULL. */
+const char *idle_off(void);
 /* 0 when the thread watches a pressure trigger, 1 before it opens one,
  * else why not (a negative errno from purge_pressure_open()). */
 int idle_trigger(void);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # test-shim.sh SHIM WORKLOAD FORK-STORM CHURN FREEBACK FREEBACK-NOPIE FREEBACK-LINKED
-#   OTHER-MALLOC: run short multi-threaded workloads under the unmodified
+#   OTHER-MALLOC LIFETIME: run short multi-threaded workloads under the unmodified
 # jemalloc with libpurge_jemalloc.so in check mode.
 # Fails when
 #  - the workload finds a damaged record or canary (a purge hit live memory),
@@ -12,6 +12,9 @@
 #    in a non-PIE program and with jemalloc linked instead of preloaded,
 #    or runs where another allocator serves malloc,
 #  - fork() while other threads allocate hangs or a child fails,
+#  - a process ends at another time or with another status than under
+#    jemalloc alone (its last thread calls pthread_exit or returns, exit,
+#    _exit, exec; in a fork child too),
 #  - a program that frees most of its heap and goes quiet does not get it
 #    back (RSS) soon after the max delay, or at a pressure event (the idle
 #    thread), also in a fork child,
@@ -34,30 +37,12 @@ freeback=${5:-}
 nopie=${6:-}
 linked=${7:-}
 other=${8:-}
+lifetime=${9:-}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-find_jemalloc() {
-	if [ -n "${JEMALLOC_LIB:-}" ]; then
-		[ -r "$JEMALLOC_LIB" ] && echo "$JEMALLOC_LIB"
-		return
-	fi
-	p=$(/sbin/ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
-	if [ -n "$p" ] && [ -r "$p" ]; then
-		echo "$p"
-		return
-	fi
-	for p in /usr/lib/*/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 \
-		/usr/lib/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2; do
-		[ -r "$p" ] && { echo "$p"; return; }
-	done
-}
-
-je=$(find_jemalloc)
-if [ -z "$je" ]; then
-	echo "SKIP: libjemalloc.so.2 not found (install libjemalloc2 or set JEMALLOC_LIB)"
-	exit 77
-fi
+# find_jemalloc, and exit 77 without it
+. "${0%/*}/find-jemalloc.sh"
 
 failed=0
 fail() {
@@ -301,6 +286,40 @@ if [ -n "$storm" ]; then
 	stat_eq forks 200
 	stat_eq failed 0
 	stat_min dalloc 1
+fi
+
+# A process ends when, and with the status, it would under jemalloc alone,
+# however its last thread ends (lifetime.c): glibc calls exit(0) when the
+# last thread it counts ends, and the shim's idle thread must not be one of
+# them.  Each case runs once without the shim and once with it (where its
+# thread must run: "idle thread: yes" from every process of the case);
+# the statuses must match.  A hang is a failure: the supervisor kills it
+# after 30 s (and lifetime's fork parent kills a child left after 15 s).
+# lifetime_case MODE [N]
+lifetime_case() {
+	name="lifetime $*"
+	timeout -s KILL 30 env LD_PRELOAD="$je" "$lifetime" "$@" >"$tmp/life-je.log" 2>&1
+	want=$?
+	timeout -s KILL 30 env LD_PRELOAD="$both" "$lifetime" "$@" >"$tmp/life.log" 2>&1
+	rc=$?
+	yes=$(grep -c 'idle thread: yes' "$tmp/life.log")
+	all=$(grep -c 'idle thread:' "$tmp/life.log")
+	echo "== $name: status $rc (jemalloc alone: $want), idle thread in $yes of $all processes"
+	[ "$rc" = "$want" ] || { cat "$tmp/life.log"; fail "exit status $rc, jemalloc alone $want (137: hung)"; }
+	[ "$all" -ge 1 ] && [ "$yes" = "$all" ] || fail "the shim's thread ran in $yes of $all processes"
+	grep -q 'idle thread: yes' "$tmp/life-je.log" && fail "a purge-idle thread without the shim"
+}
+if [ -n "$lifetime" ]; then
+	lifetime_case return 3
+	for m in pthread_exit last-return last-pthread-exit main-last fork-return fork-pthread_exit; do
+		lifetime_case "$m"
+	done
+	lifetime_case exit 7
+	lifetime_case _exit 9
+	lifetime_case exec 5
+	lifetime_case fork-exit 4
+	lifetime_case fork-_exit 6
+	lifetime_case fork-exec 8
 fi
 
 # Quiet where jemalloc does not serve malloc (the shim alone: glibc's
