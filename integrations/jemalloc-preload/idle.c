@@ -24,19 +24,31 @@
  * _exit and exec end it anyway.  Where that count cannot be found and
  * checked against libthread_db's description of it, there is no thread.
  *
- * The thread blocks every signal, so a program's handlers (and its
- * sigwait/signalfd threads) never see it.  fork(): the child has no thread;
- * its atfork child handler (shim.c) starts one of its own, with its own
- * pressure trigger: a PSI trigger shared by two processes would wake only
- * one of them.  That runs after jemalloc's own child handler (shim.c:
- * jemalloc registers first), so pthread_create's allocations are safe.
+ * It starts at the program's first release (idle_released), not at
+ * start-up: a wrapper such as timeout(1) or nice(1) that frees nothing
+ * gets no thread and no trigger, so it takes no memory-pressure event from
+ * the program it runs.  pthread_create allocates; the hooks call it
+ * outside the shim's locks and, jemalloc 5.3's extent code holding none of
+ * its own around extent hooks (extent.c asserts it), under jemalloc's
+ * reentrancy guard, which sends those allocations to arena 0.  But glibc
+ * frees dead threads' TLS while it holds the lock pthread_create takes
+ * (nptl-stack.c), so a release from a process that has ever had a second
+ * thread starts nothing at once: the next extent allocation does
+ * (idle_allocating), as glibc allocates under no such lock.
  *
- * The trigger is opened once the process has run for TRIGGER_AFTER_NS, not
- * at start: a PSI trigger made the exit of a short process 14 ms slower
- * here (9 against 23 ms for a whole run; fork-storm's 200 children: 1.0
- * against 4.3 s), which every short command started with the preload
- * would pay.  psi_trigger_destroy() waits for an RCU grace period, and
- * stops the psimon kthread with a group's last trigger (kernel/sched/psi.c).
+ * The thread blocks every signal, so a program's handlers (and its
+ * sigwait/signalfd threads) never see it.  fork(): the child has no thread
+ * and the parent's trigger is closed there; the child starts its own at
+ * its own first release, with its own trigger.
+ *
+ * The trigger is opened a second after the thread starts, not at once: a
+ * PSI trigger made the exit of a short process 14 ms slower here (9
+ * against 23 ms for a whole run; fork-storm's 200 children: 1.0 against
+ * 4.3 s).  psi_trigger_destroy() waits for an RCU grace period, and stops
+ * the psimon kthread with a group's last trigger (kernel/sched/psi.c).
+ *
+ * A FIFO, socket or device is polled only while something is pending, so
+ * that a FIFO's byte goes to a process that has something to give back.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,6 +56,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,17 +66,21 @@
 #define TRIGGER_AFTER_NS 1000000000u
 /* How often it looks whether jemalloc's background threads were turned on
  * (redis does it after start-up, and CONFIG SET can at any time). */
-#define BG_CHECK_MS 1000
+#define BG_CHECK_NS 1000000000u
+/* How often it looks whether something became pending, while a FIFO,
+ * socket or device waits unread because nothing was. */
+#define LOOK_NS 1000000000u
+
+enum { IDLE_OFF, IDLE_WAIT, IDLE_WANTED, IDLE_STARTING, IDLE_RUNNING };
 
 static struct {
-	pthread_t tid;
-	bool running;
-	const char *off;    /* why there is no thread, for the verbose line */
+	_Atomic int state;  /* IDLE_* */
+	const char *off;    /* why IDLE_OFF, for the verbose line */
 	unsigned *nthreads; /* glibc's __nptl_nthreads */
 	sigset_t mask;      /* the signal mask of the thread that started it */
-	/* The pressure trigger, or -1.  Set before the thread starts; the
-	 * thread sets it to -1 before it closes it, so a fork child never
-	 * closes a number the parent has reused (it may keep a stale copy). */
+	/* The pressure trigger, or -1.  The thread sets it to -1 before it
+	 * closes it, so a fork child never closes a number the parent has
+	 * reused (it may keep a stale copy). */
 	_Atomic int fd;
 	short events;             /* POLLPRI for a PSI file, else POLLIN */
 	int fd_err;               /* purge_pressure_open()'s answer when it gave no fd */
@@ -78,9 +95,17 @@ static uint64_t idle_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- settling ------------------------------------------------------------ */
+
 /* When sh's pending ranges are due: max_delay after the later of its
  * oldest pending range and its last enqueue (both from the coarse clock,
- * which lags this one: never late).  0: nothing pending. */
+ * which lags this one: never late).  0: nothing pending; UINT64_MAX:
+ * pending, but no age limit. */
 static uint64_t idle_due(struct shard *sh)
 {
 	uint64_t oldest = purge_oldest_ns(sh->q);
@@ -88,10 +113,13 @@ static uint64_t idle_due(struct shard *sh)
 
 	if (!oldest)
 		return 0;
+	if (!shim.cfg.max_delay_ns)
+		return UINT64_MAX;
 	return (last > oldest ? last : oldest) + shim.cfg.max_delay_ns;
 }
 
-/* Settles the shard if it is due; returns when it is due next (0: never). */
+/* Settles the shard if it is due; returns when it is due next (0: nothing
+ * pending). */
 static uint64_t idle_settle(struct shard *sh, uint64_t now)
 {
 	uint64_t due = idle_due(sh);
@@ -106,35 +134,27 @@ static uint64_t idle_settle(struct shard *sh, uint64_t now)
 	return due && due <= now ? now + 1000000 : due;
 }
 
-/* poll()'s timeout until t, rounded up. */
-static int ms_until(uint64_t t, uint64_t now)
+/* Settles what is due in every shard; returns the next due time
+ * (UINT64_MAX: none), and in *pending whether anything is left.  With
+ * nothing pending it looks again after one max_delay: a release only
+ * stores a time. */
+static uint64_t idle_settle_all(uint64_t now, bool *pending)
 {
-	uint64_t ms = t > now ? (t - now) / 1000000 + 1 : 0;
+	uint64_t next = UINT64_MAX;
 
-	return ms >= INT32_MAX ? INT32_MAX : (int)ms;
-}
-
-/* Settles what is due in every shard; returns poll()'s timeout until the
- * next due time, or one max_delay when nothing is pending (a release only
- * stores a time: the thread must look), or -1 with no age limit. */
-static int idle_timeout_ms(void)
-{
-	uint64_t now = idle_now(), next = UINT64_MAX;
-
-	if (!shim.cfg.max_delay_ns)
-		return idle.open_at ? ms_until(idle.open_at, now) : -1;
+	*pending = false;
 	for (unsigned i = 0; i < shim.nshard; i++) {
 		struct shard *sh = &shim.shard[i];
 		if (atomic_load_explicit(&sh->state, memory_order_acquire) != SHARD_READY)
 			continue;
 		uint64_t due = idle_settle(sh, now);
-		if (due && due < next)
-			next = due;
+		*pending |= due != 0;
+		if (due)
+			next = min_u64(next, due);
 	}
-	if (next == UINT64_MAX) /* nothing pending: look again after one max_delay */
+	if (!*pending && shim.cfg.max_delay_ns)
 		next = now + shim.cfg.max_delay_ns;
-	/* the trigger's opening time bounds the sleep, never lengthens it */
-	return ms_until(idle.open_at && idle.open_at < next ? idle.open_at : next, now);
+	return next;
 }
 
 static void idle_flush_all(void)
@@ -148,6 +168,8 @@ static void idle_flush_all(void)
 		atomic_fetch_add_explicit(&sh->ct.pressure_flushes, 1, memory_order_relaxed);
 	}
 }
+
+/* ---- the pressure endpoint ---------------------------------------------- */
 
 /* An event on the trigger: flush.  An error or hang-up: the trigger is
  * gone (its cgroup removed, its peer closed), stop watching it. */
@@ -180,6 +202,31 @@ static void idle_open_trigger(void)
 	atomic_store(&idle.fd, fd);
 }
 
+/* ---- the thread ---------------------------------------------------------- */
+
+/* One turn's plan: settles what is due, and returns poll()'s timeout (-1:
+ * none) and in *fd the endpoint to poll now (-1: none). */
+static int idle_plan(int *fd)
+{
+	uint64_t now = idle_now();
+	bool pending;
+	uint64_t next = idle_settle_all(now, &pending);
+
+	if (idle.open_at)
+		next = min_u64(next, idle.open_at);
+	if (!shim.cfg.keep_bg)
+		next = min_u64(next, now + BG_CHECK_NS);
+	*fd = atomic_load(&idle.fd);
+	if (*fd >= 0 && idle.events == POLLIN && !pending) {
+		next = min_u64(next, now + LOOK_NS);
+		*fd = -1;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	uint64_t ms = next > now ? (next - now) / 1000000 + 1 : 0; /* rounded up */
+	return ms >= INT32_MAX ? INT32_MAX : (int)ms;
+}
+
 /* Out of glibc's count (see the top of this file).  The thread that
  * started this one was alive then; if every counted thread has ended
  * since, glibc's exit(0) is due, and this thread makes it. */
@@ -202,20 +249,37 @@ static void *idle_main(void *arg)
 		if (!shim.cfg.keep_bg && shim_background_off())
 			atomic_fetch_add_explicit(&shim.shard[0].ct.bg_off, 1,
 			                          memory_order_relaxed);
-		int timeout = idle_timeout_ms();
-		if (!shim.cfg.keep_bg && (timeout < 0 || timeout > BG_CHECK_MS))
-			timeout = BG_CHECK_MS;
-		int fd = atomic_load(&idle.fd);
+		int fd, timeout = idle_plan(&fd);
 		struct pollfd p = {fd, idle.events, 0};
 		if (poll(&p, fd >= 0, timeout) > 0)
 			idle_event(fd, p.revents);
-		if (fd < 0 && timeout < 0) {
+		if (timeout < 0 && fd < 0 && atomic_load(&idle.fd) < 0) {
 			/* nothing left to wait for: back in the count, and end
 			 * as glibc's threads do */
 			__atomic_fetch_add(idle.nthreads, 1, __ATOMIC_SEQ_CST);
 			return NULL;
 		}
 	}
+}
+
+/* From IDLE_WAIT or IDLE_WANTED (`from`), once. */
+static void idle_start(int from)
+{
+	sigset_t all;
+	pthread_t tid;
+
+	if (!atomic_compare_exchange_strong(&idle.state, &from, IDLE_STARTING))
+		return; /* another thread, or a hook inside pthread_create's own malloc */
+	idle.open_at = idle_now() + TRIGGER_AFTER_NS;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &idle.mask); /* the thread inherits it */
+	bool ok = pthread_create(&tid, NULL, idle_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
+	if (ok)
+		pthread_detach(tid);
+	else
+		idle.off = "pthread_create failed";
+	atomic_store(&idle.state, ok ? IDLE_RUNNING : IDLE_OFF);
 }
 
 /* glibc's thread count, where libthread_db's description of it (bits,
@@ -230,30 +294,37 @@ static unsigned *idle_glibc_count(void)
 	return n;
 }
 
-void idle_start(void)
+void idle_setup(void)
 {
-	sigset_t all;
-
 	if (!shim.cfg.idle) {
 		idle.off = "PURGE_JEMALLOC_IDLE=0";
 		return;
 	}
-	if (!idle.nthreads && !(idle.nthreads = idle_glibc_count())) {
+	idle.nthreads = idle_glibc_count();
+	if (!idle.nthreads) {
 		idle.off = "glibc's thread count (__nptl_nthreads) not found: a thread "
 		           "would keep the process alive after its last thread ends";
 		return;
 	}
-	if (idle.running)
+	atomic_store(&idle.state, IDLE_WAIT);
+}
+
+void idle_released(void)
+{
+	if (atomic_load_explicit(&idle.state, memory_order_relaxed) != IDLE_WAIT)
 		return;
-	idle.open_at = idle_now() + TRIGGER_AFTER_NS;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &idle.mask); /* the thread inherits it */
-	idle.running = pthread_create(&idle.tid, NULL, idle_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
-	if (idle.running)
-		pthread_detach(idle.tid);
-	else
-		idle.off = "pthread_create failed";
+	if (__libc_single_threaded) {
+		idle_start(IDLE_WAIT);
+		return;
+	}
+	int wait = IDLE_WAIT;
+	atomic_compare_exchange_strong(&idle.state, &wait, IDLE_WANTED);
+}
+
+void idle_allocating(void)
+{
+	if (atomic_load_explicit(&idle.state, memory_order_relaxed) == IDLE_WANTED)
+		idle_start(IDLE_WANTED);
 }
 
 void idle_fork_child(void)
@@ -262,25 +333,23 @@ void idle_fork_child(void)
 
 	if (fd >= 0)
 		close(fd);
-	if (idle.running) {
-		idle.running = false;
-		idle_start();
-	}
+	if (atomic_load(&idle.state) != IDLE_OFF)
+		atomic_store(&idle.state, IDLE_WAIT);
 }
 
 bool idle_running(void)
 {
-	return idle.running;
+	return atomic_load(&idle.state) == IDLE_RUNNING;
 }
 
 const char *idle_off(void)
 {
-	return idle.running ? NULL : idle.off;
+	return atomic_load(&idle.state) == IDLE_OFF ? idle.off : NULL;
 }
 
 int idle_trigger(void)
 {
-	if (idle.open_at)
+	if (!idle_running() || idle.open_at)
 		return 1;
 	return atomic_load(&idle.fd) >= 0 ? 0 : idle.fd_err;
 }

@@ -589,11 +589,12 @@ static void say_active(void)
 	if (!info.active)
 		return;
 	say_huge();
-	if (!idle_running())
-		out("idle thread off: %s\n", idle_off() ? idle_off() : "not started");
+	if (idle_off())
+		out("idle thread off: %s\n", idle_off());
 	else
-		out("idle thread: settles after %" PRIu64
-		    " ms without releases (0: never); pressure events watched after 1 s\n",
+		out("idle thread: starts at the first release; settles after %" PRIu64
+		    " ms without releases (0: never); pressure events watched 1 s after it "
+		    "starts\n",
 		    shim.cfg.max_delay_ns / 1000000);
 }
 
@@ -636,7 +637,7 @@ static void shim_start(void)
 	install_hooks();
 	info.active = info.hooked > 0;
 	if (info.active)
-		idle_start();
+		idle_setup(); /* after the probes above: their releases are the shim's */
 	if (shim.cfg.verbose)
 		say_active();
 }

@@ -277,15 +277,22 @@ void fork_gate_open(bool child);
 
 /* ---- idle.c ------------------------------------------------------------ */
 
-/* Starts the idle thread unless PURGE_JEMALLOC_IDLE=0 (or it runs already);
- * the thread opens the pressure trigger a second later.  Not from a hook:
- * pthread_create allocates. */
-void idle_start(void);
+/* At the end of start-up: the thread may start from now on, unless
+ * PURGE_JEMALLOC_IDLE=0 or glibc's thread count cannot be found. */
+void idle_setup(void);
+/* From hook_dalloc, outside the gate: the program released memory.  The
+ * first time, starts the thread (a single-threaded process) or asks the
+ * next extent allocation to (idle_allocating). */
+void idle_released(void);
+/* From hook_alloc, outside the gate. */
+void idle_allocating(void);
 /* In the atfork child handler: the parent's thread is gone, and its
- * trigger fd is the parent's; start the child's own. */
+ * trigger fd is the parent's; the child starts its own at its own first
+ * release. */
 void idle_fork_child(void);
 bool idle_running(void);
-/* Why there is no thread (for the verbose line), or NULL. */
+/* Why there is no thread and never will be (for the verbose line), or
+ * NULL. */
 const char *idle_off(void);
 /* 0 when the thread watches a pressure trigger, 1 before it opens one,
  * else why not (a negative errno from purge_pressure_open()). */

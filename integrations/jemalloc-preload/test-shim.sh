@@ -18,6 +18,8 @@
 #  - a program that frees most of its heap and goes quiet does not get it
 #    back (RSS) soon after the max delay, or at a pressure event (the idle
 #    thread), also in a fork child,
+#  - a process that never released memory runs the idle thread, or a
+#    wrapper (timeout) runs it or holds the pressure FIFO its child needs,
 #  - under MALLOC_CONF=thp:always the queues lack PURGE_HUGE (or keep it
 #    with PURGE_JEMALLOC_HUGE=0), or the shim's mappings lack the
 #    MADV_HUGEPAGE hint jemalloc's own would get,
@@ -204,15 +206,18 @@ fi
 # jemalloc's background threads have nothing to decay under the shim and
 # cost every free a wake-up (shim.c): the idle thread turns them off
 # (MALLOC_CONF=background_thread:true starts four here), unless
-# PURGE_JEMALLOC_KEEP_BG_THREAD=1.
-# bg_threads NAME VAR=VALUE...: jemalloc_bg_thd threads of freeback after 0.5 s.
+# PURGE_JEMALLOC_KEEP_BG_THREAD=1.  Those threads make the process
+# multithreaded before its first release, so the idle thread starts at the
+# first extent allocation after it (idle.c): ebizzy-lite allocates all the
+# time.
+# bg_threads NAME VAR=VALUE...: jemalloc_bg_thd threads of ebizzy-lite after 1 s.
 bg_threads() {
 	name=$1
 	shift
 	env LD_PRELOAD="$both" MALLOC_CONF=background_thread:true PURGE_JEMALLOC_STATS=1 "$@" \
-		"$freeback" -a 16M -f 8M -w 1500 -p 0 >"$tmp/$name.log" 2>&1 &
+		"$work" -t 1 -s 1M -d 2 >"$tmp/$name.log" 2>&1 &
 	pid=$!
-	sleep 0.5
+	sleep 1
 	cat /proc/"$pid"/task/*/comm | grep -c '^jemalloc_bg_thd$'
 	wait "$pid"
 }
@@ -361,7 +366,12 @@ if [ -n "$freeback" ]; then
 	idle idle 0 PURGE_JEMALLOC_MAX_DELAY_MS=100 --
 	stat_min idle_flushes 1
 	stat_eq idle_thread 1
-	idle idle-fork 0 PURGE_JEMALLOC_MAX_DELAY_MS=100 -- -F
+	# the parent runs the thread, so the child has had a second thread:
+	# its own starts at its first extent allocation after its first
+	# release (idle.c), which -A makes; that thread's own pages (0.7 MiB
+	# here, README "Known limits") count against what the child gives
+	# back, hence 95%
+	idle idle-fork 0 PURGE_JEMALLOC_MAX_DELAY_MS=100 -- -F -A -p 95
 	stat_min idle_flushes 1
 	idle idle-off 1 PURGE_JEMALLOC_MAX_DELAY_MS=100 PURGE_JEMALLOC_IDLE=0 --
 	stat_eq idle_thread 0
@@ -370,6 +380,40 @@ if [ -n "$freeback" ]; then
 		-- -P "$tmp/pressure.fifo"
 	stat_min pressure_flushes 1
 	idle no-pressure 1 PURGE_JEMALLOC_MAX_DELAY_MS=0 "MEMORY_PRESSURE_WATCH=$tmp/pressure.fifo" --
+	# no release, no thread, no trigger
+	# (16 MiB: jemalloc gives back a page of its own while it grows to 64)
+	idle no-release 0 PURGE_JEMALLOC_MAX_DELAY_MS=100 -- -a 16M -f 0 -w 1500 -p 0
+	stat_eq idle_thread 0
+	stat_eq pressure_watched 0
+fi
+
+# LD_PRELOAD reaches every process of a tree.  Only a process that
+# releases memory starts the idle thread and watches the pressure
+# endpoint: under `timeout 20 nice freeback -P FIFO`, timeout (which frees
+# nothing) must have no purge-idle thread and no descriptor of the FIFO
+# 1.5 s in (the trigger opens 1 s after the thread starts; timeout's
+# stats never show: its atexit handler closes stderr), and the FIFO's byte
+# must reach freeback (nice execs it).
+if [ -n "$freeback" ] && command -v timeout >/dev/null && command -v nice >/dev/null; then
+	name=wrappers
+	mkfifo "$tmp/wrap.fifo"
+	echo "== $name: timeout 20 nice freeback -a 64M -f 56M -w 3000 -P FIFO"
+	env LD_PRELOAD="$both" PURGE_JEMALLOC_STATS=1 PURGE_JEMALLOC_VERBOSE=1 \
+		PURGE_JEMALLOC_MAX_DELAY_MS=0 MEMORY_PRESSURE_WATCH="$tmp/wrap.fifo" \
+		timeout 20 nice "$freeback" -a 64M -f 56M -w 3000 -P "$tmp/wrap.fifo" \
+		>"$tmp/$name.log" 2>&1 &
+	pid=$!
+	sleep 1.5
+	threads=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | tr '\n' ' ')
+	fifo=$(ls -l /proc/"$pid"/fd 2>/dev/null | grep -c wrap.fifo)
+	wait "$pid" || fail "exit status $?"
+	grep '^freeback: returned\|pressure: ' "$tmp/$name.log"
+	echo "timeout's threads: $threads; its descriptors of the FIFO: $fifo"
+	case " $threads" in *" purge-idle "*) fail "timeout runs the idle thread" ;; esac
+	[ "$fifo" = 0 ] || fail "timeout has the FIFO open"
+	v=$(sed -n 's/^purge_jemalloc\[[0-9]* freeback\]: .* pressure_flushes=\([0-9]*\).*/\1/p' \
+		"$tmp/$name.log" | tail -n 1)
+	[ -n "$v" ] && [ "$v" -ge 1 ] || fail "freeback: pressure_flushes=${v:-missing}, expected >= 1"
 fi
 
 # Which jemalloc serves malloc is asked of jemalloc.  Non-PIE, a program
