@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=sh
 # Sourced by test-shim.sh and test-cpython.sh: sets je to the
 # libjemalloc.so.2 to preload ($JEMALLOC_LIB, else the loader's cache, else
 # the usual places), or exits 77 (meson: skipped) when there is none.

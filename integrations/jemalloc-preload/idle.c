@@ -47,8 +47,11 @@
  * 4.3 s).  psi_trigger_destroy() waits for an RCU grace period, and stops
  * the psimon kthread with a group's last trigger (kernel/sched/psi.c).
  *
- * A FIFO, socket or device is polled only while something is pending, so
- * that a FIFO's byte goes to a process that has something to give back.
+ * An endpoint cannot make the thread spin: after any event it is not
+ * polled for EVENT_GAP_NS; a FIFO, socket or device is read at most
+ * READ_MAX bytes per event, dropped at end of file (/dev/null under any
+ * spelling, a closed peer), and polled only while something is pending,
+ * so that a FIFO's byte goes to a process that has something to give back.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -70,6 +73,12 @@
 /* How often it looks whether something became pending, while a FIFO,
  * socket or device waits unread because nothing was. */
 #define LOOK_NS 1000000000u
+/* The least time between two polls of the endpoint that follow an event:
+ * at most 10 pressure wake-ups a second, whatever the endpoint is.  A PSI
+ * trigger fires at most once per window, 500 ms at the shortest. */
+#define EVENT_GAP_NS 100000000u
+/* Bytes read and discarded from a FIFO, socket or device per event. */
+#define READ_MAX 4096
 
 enum { IDLE_OFF, IDLE_WAIT, IDLE_WANTED, IDLE_STARTING, IDLE_RUNNING };
 
@@ -85,6 +94,7 @@ static struct {
 	short events;             /* POLLPRI for a PSI file, else POLLIN */
 	int fd_err;               /* purge_pressure_open()'s answer when it gave no fd */
 	_Atomic uint64_t open_at; /* when to open the trigger; 0: done */
+	uint64_t quiet_until;     /* the endpoint is not polled before this */
 } idle = {.fd = -1};
 
 static uint64_t idle_now(void)
@@ -171,28 +181,90 @@ static void idle_flush_all(void)
 
 /* ---- the pressure endpoint ---------------------------------------------- */
 
-/* An event on the trigger: flush.  An error or hang-up: the trigger is
- * gone (its cgroup removed, its peer closed), stop watching it. */
-static void idle_event(int fd, short revents)
+/* Reads and discards what a FIFO, socket or device holds, READ_MAX bytes
+ * at most (/dev/zero never runs dry); returns the bytes read.  *gone: end
+ * of file or an error: the peer or the last writer is gone, or the device
+ * never has data (/dev/null, whatever the spelling). */
+static size_t idle_drain(int fd, bool *gone)
 {
 	char junk[256];
+	size_t got = 0;
 
-	if (revents & idle.events) {
-		if (idle.events == POLLIN) /* a FIFO or socket: read and discard */
-			while (read(fd, junk, sizeof(junk)) > 0)
-				;
-		idle_flush_all();
+	while (got < READ_MAX) {
+		ssize_t n = read(fd, junk, sizeof(junk));
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		*gone |= n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+		break;
 	}
-	if (revents & (POLLERR | POLLHUP | POLLNVAL)) {
+	return got;
+}
+
+/* An event on the trigger: flush.  An error or hang-up, or end of file:
+ * the trigger is gone (its cgroup removed, its peer closed), stop watching
+ * it.  Either way the endpoint rests for EVENT_GAP_NS. */
+static void idle_event(int fd, short revents)
+{
+	bool gone = revents & (POLLERR | POLLHUP | POLLNVAL);
+	bool event = revents & idle.events;
+
+	if (event && idle.events == POLLIN)
+		event = idle_drain(fd, &gone) > 0; /* an end of file alone is no event */
+	if (event)
+		idle_flush_all();
+	idle.quiet_until = idle_now() + EVENT_GAP_NS;
+	if (gone) {
+		idle.fd_err = -EPIPE;
 		atomic_store(&idle.fd, -1);
 		close(fd);
+		if (shim.cfg.verbose)
+			shim_out("pressure: no longer watched (end of file, error or hang-up)\n");
 	}
+}
+
+/* What an -EINVAL from purge_pressure_open() means here. */
+static const char *idle_einval(void)
+{
+	const char *watch = secure_getenv("MEMORY_PRESSURE_WATCH");
+	struct stat st;
+
+	if (!watch)
+		return "the kernel refused the default PSI trigger";
+	if (watch[0] != '/')
+		return "$MEMORY_PRESSURE_WATCH is not an absolute path";
+	if (stat(watch, &st) || !S_ISREG(st.st_mode))
+		return "$MEMORY_PRESSURE_WRITE is not base64";
+	return "the kernel refused the PSI trigger $MEMORY_PRESSURE_WRITE describes (a window "
+	       "of 0.5 to 10 s, for unprivileged processes a multiple of 2 s, and a stall "
+	       "threshold below it), or $MEMORY_PRESSURE_WRITE is not base64";
+}
+
+/* The verbose line: what is watched, or why nothing is. */
+static void idle_say_trigger(int fd, mode_t mode)
+{
+	const char *watch = secure_getenv("MEMORY_PRESSURE_WATCH");
+	char err[64];
+
+	if (fd >= 0)
+		shim_out("pressure: watching %.200s (%s)\n",
+		         watch ? watch : "/proc/pressure/memory",
+		         S_ISREG(mode) ? "PSI trigger"
+		                       : "read only while something is pending, at most 10 "
+		                         "events a second");
+	else if (fd == -EHOSTDOWN)
+		shim_out("pressure: not watched ($MEMORY_PRESSURE_WATCH turns it off)\n");
+	else if (fd == -EINVAL)
+		shim_out("pressure: not watched: EINVAL: %s\n", idle_einval());
+	else
+		shim_out("pressure: not watched: %s\n", strerror_r(-fd, err, sizeof(err)));
 }
 
 /* The trigger purge_pressure_open() names, and how to poll it. */
 static void idle_open_trigger(void)
 {
-	struct stat st;
+	struct stat st = {.st_mode = 0};
 	int fd = purge_pressure_open();
 
 	idle.fd_err = fd < 0 ? fd : 0;
@@ -200,6 +272,8 @@ static void idle_open_trigger(void)
 		idle.events = S_ISREG(st.st_mode) ? POLLPRI : POLLIN;
 	idle.open_at = 0;
 	atomic_store(&idle.fd, fd);
+	if (shim.cfg.verbose)
+		idle_say_trigger(fd, st.st_mode);
 }
 
 /* ---- the thread ---------------------------------------------------------- */
@@ -219,6 +293,9 @@ static int idle_plan(int *fd)
 	*fd = atomic_load(&idle.fd);
 	if (*fd >= 0 && idle.events == POLLIN && !pending) {
 		next = min_u64(next, now + LOOK_NS);
+		*fd = -1;
+	} else if (*fd >= 0 && now < idle.quiet_until) {
+		next = min_u64(next, idle.quiet_until);
 		*fd = -1;
 	}
 	if (next == UINT64_MAX)
@@ -251,7 +328,9 @@ static void *idle_main(void *arg)
 			                          memory_order_relaxed);
 		int fd, timeout = idle_plan(&fd);
 		struct pollfd p = {fd, idle.events, 0};
-		if (poll(&p, fd >= 0, timeout) > 0)
+		int n = poll(&p, fd >= 0, timeout);
+		atomic_fetch_add_explicit(&shim.shard[0].ct.idle_wakes, 1, memory_order_relaxed);
+		if (n > 0)
 			idle_event(fd, p.revents);
 		if (timeout < 0 && fd < 0 && atomic_load(&idle.fd) < 0) {
 			/* nothing left to wait for: back in the count, and end
@@ -333,6 +412,7 @@ void idle_fork_child(void)
 
 	if (fd >= 0)
 		close(fd);
+	idle.quiet_until = 0;
 	if (atomic_load(&idle.state) != IDLE_OFF)
 		atomic_store(&idle.state, IDLE_WAIT);
 }

@@ -15,6 +15,7 @@ set -u
 
 # absolute: regrtest runs its tests in a directory of its own
 shim=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+# shellcheck source=find-jemalloc.sh
 . "${0%/*}/find-jemalloc.sh"
 
 py=

@@ -20,6 +20,8 @@
 #    thread), also in a fork child,
 #  - a process that never released memory runs the idle thread, or a
 #    wrapper (timeout) runs it or holds the pressure FIFO its child needs,
+#  - a pressure endpoint (/dev//null, /dev/zero) makes the idle thread spin
+#    or stall, or the verbose line does not say why a trigger was refused,
 #  - under MALLOC_CONF=thp:always the queues lack PURGE_HUGE (or keep it
 #    with PURGE_JEMALLOC_HUGE=0), or the shim's mappings lack the
 #    MADV_HUGEPAGE hint jemalloc's own would get,
@@ -44,6 +46,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 # find_jemalloc, and exit 77 without it
+# shellcheck source=find-jemalloc.sh
 . "${0%/*}/find-jemalloc.sh"
 
 failed=0
@@ -385,6 +388,41 @@ if [ -n "$freeback" ]; then
 	idle no-release 0 PURGE_JEMALLOC_MAX_DELAY_MS=100 -- -a 16M -f 0 -w 1500 -p 0
 	stat_eq idle_thread 0
 	stat_eq pressure_watched 0
+	stat_eq idle_wakes 0
+fi
+
+# No endpoint makes the idle thread spin or stall.  /dev/null under
+# another spelling polls readable at end of file for ever: an end of file
+# is no event (no flush), and the descriptor is dropped.  /dev/zero always
+# has data: each event reads a bounded amount.  Either way the thread must
+# still settle the freed memory (the pressure flush or the age, 1.5 s),
+# and wake a bounded number of times (idle_wakes; one a second when idle,
+# 10 pressure wake-ups a second at most: a spin makes millions in the 3 s).
+if [ -n "$freeback" ]; then
+	for w in /dev//null //dev/null /dev/./null /dev/zero; do
+		idle "endpoint$(echo "$w" | tr '/.' '_-')" 0 PURGE_JEMALLOC_MAX_DELAY_MS=1500 \
+			"MEMORY_PRESSURE_WATCH=$w" -- -w 3000
+		v=$(stat idle_wakes)
+		[ -n "$v" ] && [ "$v" -le 100 ] || fail "idle_wakes=${v:-missing}, expected <= 100"
+		v=$(stat pressure_flushes)
+		[ -n "$v" ] && [ "$v" -le 100 ] || fail "pressure_flushes=${v:-missing}, expected <= 100"
+		if [ "$w" != /dev/zero ]; then
+			stat_eq pressure_flushes 0
+			stat_eq pressure_watched 0
+		fi
+	done
+fi
+
+# A PSI trigger the kernel refuses (a 20 s window: 10 s is the most it
+# takes) comes back as a bare EINVAL: the verbose line says why.
+if [ -n "$freeback" ] && [ -w /proc/pressure/memory ]; then
+	idle psi-einval 0 PURGE_JEMALLOC_VERBOSE=1 MEMORY_PRESSURE_WATCH=/proc/pressure/memory \
+		"MEMORY_PRESSURE_WRITE=$(printf 'some 200000 20000000\n' | base64)" -- -f 8M -w 1500 -p 0
+	grep 'pressure: ' "$tmp/$name.log"
+	grep -q 'pressure: not watched: EINVAL: the kernel refused the PSI trigger' "$tmp/$name.log" ||
+		fail "the verbose line does not say why the trigger was refused"
+elif [ -n "$freeback" ]; then
+	echo "== psi-einval: skipped (no writable /proc/pressure/memory)"
 fi
 
 # LD_PRELOAD reaches every process of a tree.  Only a process that
@@ -405,7 +443,10 @@ if [ -n "$freeback" ] && command -v timeout >/dev/null && command -v nice >/dev/
 	pid=$!
 	sleep 1.5
 	threads=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | tr '\n' ' ')
-	fifo=$(ls -l /proc/"$pid"/fd 2>/dev/null | grep -c wrap.fifo)
+	fifo=0
+	for f in /proc/"$pid"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = "$tmp/wrap.fifo" ] && fifo=$((fifo + 1))
+	done
 	wait "$pid" || fail "exit status $?"
 	grep '^freeback: returned\|pressure: ' "$tmp/$name.log"
 	echo "timeout's threads: $threads; its descriptors of the FIFO: $fifo"
