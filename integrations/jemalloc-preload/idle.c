@@ -18,8 +18,9 @@
  * with exit(0) when the last thread it counts (__nptl_nthreads) ends
  * through pthread_exit or a return from its start routine
  * (nptl/pthread_create.c start_thread, and __libc_start_call_main for a
- * main thread that called pthread_exit).  This thread takes itself out of
- * that count as it starts, so the program's last thread still ends the
+ * main thread that called pthread_exit).  The thread that starts this one
+ * takes it out of that count as soon as pthread_create returns (itself
+ * still counted then), so the program's last thread still ends the
  * process, on that thread, with status 0, as without the shim; exit,
  * _exit and exec end it anyway.  Where that count cannot be found and
  * checked against libthread_db's description of it, there is no thread.
@@ -86,7 +87,6 @@ static struct {
 	_Atomic int state;  /* IDLE_* */
 	const char *off;    /* why IDLE_OFF, for the verbose line */
 	unsigned *nthreads; /* glibc's __nptl_nthreads */
-	sigset_t mask;      /* the signal mask of the thread that started it */
 	/* The pressure trigger, or -1.  The thread sets it to -1 before it
 	 * closes it, so a fork child never closes a number the parent has
 	 * reused (it may keep a stale copy). */
@@ -304,21 +304,9 @@ static int idle_plan(int *fd)
 	return ms >= INT32_MAX ? INT32_MAX : (int)ms;
 }
 
-/* Out of glibc's count (see the top of this file).  The thread that
- * started this one was alive then; if every counted thread has ended
- * since, glibc's exit(0) is due, and this thread makes it. */
-static void idle_count_out(void)
-{
-	if (__atomic_fetch_sub(idle.nthreads, 1, __ATOMIC_SEQ_CST) == 1) {
-		pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
-		exit(0);
-	}
-}
-
 static void *idle_main(void *arg)
 {
 	(void)arg;
-	idle_count_out();
 	pthread_setname_np(pthread_self(), "purge-idle");
 	for (;;) {
 		if (idle.open_at && idle_now() >= idle.open_at)
@@ -344,20 +332,24 @@ static void *idle_main(void *arg)
 /* From IDLE_WAIT or IDLE_WANTED (`from`), once. */
 static void idle_start(int from)
 {
-	sigset_t all;
+	sigset_t all, mask;
 	pthread_t tid;
 
 	if (!atomic_compare_exchange_strong(&idle.state, &from, IDLE_STARTING))
 		return; /* another thread, or a hook inside pthread_create's own malloc */
 	idle.open_at = idle_now() + TRIGGER_AFTER_NS;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &idle.mask); /* the thread inherits it */
+	pthread_sigmask(SIG_SETMASK, &all, &mask); /* the thread inherits it */
 	bool ok = pthread_create(&tid, NULL, idle_main, NULL) == 0;
-	pthread_sigmask(SIG_SETMASK, &idle.mask, NULL);
-	if (ok)
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (ok) {
+		/* out of glibc's count; this thread is in it, so it is not the
+		 * last one: the count stays above 0 */
+		__atomic_fetch_sub(idle.nthreads, 1, __ATOMIC_SEQ_CST);
 		pthread_detach(tid);
-	else
+	} else {
 		idle.off = "pthread_create failed";
+	}
 	atomic_store(&idle.state, ok ? IDLE_RUNNING : IDLE_OFF);
 }
 

@@ -315,7 +315,16 @@ lifetime_case() {
 	echo "== $name: status $rc (jemalloc alone: $want), idle thread in $yes of $all processes"
 	[ "$rc" = "$want" ] || { cat "$tmp/life.log"; fail "exit status $rc, jemalloc alone $want (137: hung)"; }
 	[ "$all" -ge 1 ] && [ "$yes" = "$all" ] || fail "the shim's thread ran in $yes of $all processes"
+	lifetime_same
+}
+# The same atexit lines (which thread ran exit), without the pids.
+lifetime_same() {
 	grep -q 'idle thread: yes' "$tmp/life-je.log" && fail "a purge-idle thread without the shim"
+	for f in life-je life; do
+		sed -n 's/^lifetime\[[0-9]*\]: atexit/atexit/p' "$tmp/$f.log" >"$tmp/$f.atexit"
+	done
+	cmp -s "$tmp/life-je.atexit" "$tmp/life.atexit" ||
+		fail "atexit ran elsewhere: $(tr '\n' ' ' <"$tmp/life.atexit") (jemalloc alone: $(tr '\n' ' ' <"$tmp/life-je.atexit"))"
 }
 if [ -n "$lifetime" ]; then
 	lifetime_case return 3
@@ -328,6 +337,20 @@ if [ -n "$lifetime" ]; then
 	lifetime_case fork-exit 4
 	lifetime_case fork-_exit 6
 	lifetime_case fork-exec 8
+	# main calls pthread_exit at once after its first release: the
+	# shim's thread may start only after main has ended (5 runs)
+	name="lifetime pthread_exit-now"
+	for i in 1 2 3 4 5; do
+		timeout -s KILL 30 env LD_PRELOAD="$je" "$lifetime" pthread_exit-now \
+			>"$tmp/life-je.log" 2>&1
+		want=$?
+		timeout -s KILL 30 env LD_PRELOAD="$both" "$lifetime" pthread_exit-now \
+			>"$tmp/life.log" 2>&1
+		rc=$?
+		[ "$rc" = "$want" ] || fail "run $i: exit status $rc, jemalloc alone $want (137: hung)"
+		lifetime_same
+	done
+	echo "== $name: 5 runs"
 fi
 
 # Quiet where jemalloc does not serve malloc (the shim alone: glibc's

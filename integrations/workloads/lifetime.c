@@ -9,7 +9,11 @@
  *
  *   return N            main returns N
  *   pthread_exit        main calls pthread_exit, no other thread: 0
- *   last-return         main calls pthread_exit; a thread returns last: 0
+ *   pthread_exit-now    the same at once after the release, without
+ *                       waiting for the shim's thread (which may then
+ *                       start after main has ended): 0
+ *   last-return         main calls pthread_exit; a thread joins it, then
+ *                       returns, last: 0
  *   last-pthread-exit   the same, the thread calls pthread_exit: 0
  *   main-last           a thread returns, then main calls pthread_exit: 0
  *   exit N              a thread calls exit(N) while main waits: N
@@ -27,7 +31,10 @@
  * release and an allocation) and writes "lifetime[PID]: idle thread: yes"
  * or "no" to stderr, yes when a thread named purge-idle runs in it (the
  * shim starts one at the first release), then "lifetime[PID]: end MODE"
- * just before its last step.  Exit 2 on bad arguments.
+ * just before its last step.  An atexit handler writes
+ * "lifetime[PID]: atexit on the main thread" (or "on another thread"):
+ * glibc runs exit(0) on the thread that ended last.  Exit 2 on bad
+ * arguments.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -81,6 +88,12 @@ static void release_and_look(void)
 	}
 	free(p);
 	fprintf(stderr, "lifetime[%d]: idle thread: %s\n", (int)getpid(), seen ? "yes" : "no");
+}
+
+static void say_atexit(void)
+{
+	fprintf(stderr, "lifetime[%d]: atexit on %s thread\n", (int)getpid(),
+	        gettid() == getpid() ? "the main" : "another");
 }
 
 static void say_end(const char *how)
@@ -141,10 +154,15 @@ static void *forker(void *arg)
 	return end_as(mode + 5);
 }
 
+static pthread_t main_thread;
+static bool after_main; /* worker(): end only once main has ended */
+
 static void *worker(void *late)
 {
 	if (late)
-		release_and_look(); /* with main's thread still there */
+		release_and_look(); /* from a second thread */
+	if (after_main)
+		pthread_join(main_thread, NULL); /* main ends with pthread_exit */
 	return end_as(worker_how);
 }
 
@@ -165,6 +183,8 @@ static int threaded(void)
 		if (strcmp(mode, table[i].mode))
 			continue;
 		worker_how = table[i].how;
+		main_thread = pthread_self();
+		after_main = !strncmp(mode, "last-", 5);
 		if (!table[i].late)
 			release_and_look(); /* before there is a second thread */
 		if (pthread_create(&t, NULL, worker, table[i].late ? &t : NULL))
@@ -190,6 +210,11 @@ int main(int argc, char **argv)
 	}
 	mode = argv[1];
 	status_arg = argc > 2 ? atoi(argv[2]) : 0;
+	atexit(say_atexit);
+	if (!strcmp(mode, "pthread_exit-now")) {
+		free(malloc(8 << 20)); /* a release: the shim starts its thread */
+		end_as("pthread_exit");
+	}
 	if (!strcmp(mode, "return") || !strcmp(mode, "pthread_exit")) {
 		release_and_look();
 		if (mode[0] == 'p')
