@@ -271,8 +271,10 @@ static void *hook_alloc(struct je_hooks *h, void *new_addr, size_t size, size_t 
 		if (p)
 			INC(sh, alloc_mmap);
 	}
-	if (in)
+	if (in) {
 		gate_leave(sh);
+		idle_allocating();
+	}
 	if (!p) {
 		INC(sh, alloc_fail);
 		errno = saved;
@@ -365,6 +367,7 @@ static bool hook_dalloc(struct je_hooks *h, void *addr, size_t size, bool commit
 	if (!ret)
 		shim_after_enqueue(sh, size);
 	gate_leave(sh);
+	idle_released();
 	errno = saved;
 	return false;
 }

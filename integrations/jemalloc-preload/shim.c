@@ -154,8 +154,7 @@ void shim_tag(char *buf, size_t len, const char *who)
 
 /* stderr without stdio buffers (may run late in exit, or in a constructor),
  * after the tag of this process. */
-static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void out(const char *fmt, ...)
+void shim_out(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -202,7 +201,7 @@ static void env_size(const char *name, uint64_t lo, uint64_t hi, uint64_t *field
 	if (parse_size(e, &v) && v >= lo && v <= hi)
 		*field = v;
 	else
-		out("ignoring %s=%s\n", name, e);
+		shim_out("ignoring %s=%s\n", name, e);
 }
 
 static bool env_flag(const char *name)
@@ -261,7 +260,7 @@ static void read_config(struct shim_config *c)
 	if (adv && !strcmp(adv, "free"))
 		c->advice = MADV_FREE;
 	else if (adv && strcmp(adv, "dontneed"))
-		out("ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
+		shim_out("ignoring PURGE_JEMALLOC_ADVICE=%s\n", adv);
 	c->check = env_flag("PURGE_JEMALLOC_CHECK");
 	const char *st = getenv("PURGE_JEMALLOC_STATS");
 	c->stats = st && !strcmp(st, "json")          ? STATS_JSON
@@ -290,7 +289,7 @@ static void warn_env_ignored(unsigned ignored)
 		at += n > 0 ? (size_t)n : 0;
 	}
 	if (list[0])
-		out("libpurge ignores invalid%s (its defaults apply)\n", list);
+		shim_out("libpurge ignores invalid%s (its defaults apply)\n", list);
 }
 
 /* The shard's queue: all shards alike. */
@@ -573,28 +572,29 @@ static void say_huge(void)
 {
 	const struct shim_thp *t = &shim.thp;
 
-	out("huge pages: PURGE_HUGE %s (%s; jemalloc opt.thp=%s, system %s)%s\n",
-	    shim.cfg.huge ? "on" : "off", t->forced ? "PURGE_JEMALLOC_HUGE" : "from THP",
-	    t->je[0] ? t->je : "unknown", t->sys[0] ? t->sys : "without THP",
-	    t->hint == MADV_HUGEPAGE     ? ", fresh mappings MADV_HUGEPAGE"
-	    : t->hint == MADV_NOHUGEPAGE ? ", fresh mappings MADV_NOHUGEPAGE"
-	                                 : "");
+	shim_out("huge pages: PURGE_HUGE %s (%s; jemalloc opt.thp=%s, system %s)%s\n",
+	         shim.cfg.huge ? "on" : "off", t->forced ? "PURGE_JEMALLOC_HUGE" : "from THP",
+	         t->je[0] ? t->je : "unknown", t->sys[0] ? t->sys : "without THP",
+	         t->hint == MADV_HUGEPAGE     ? ", fresh mappings MADV_HUGEPAGE"
+	         : t->hint == MADV_NOHUGEPAGE ? ", fresh mappings MADV_NOHUGEPAGE"
+	                                      : "");
 }
 
 static void say_active(void)
 {
-	out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
-	    info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
-	    info.hooked, info.nauto, info.huge ? " +huge" : "");
+	shim_out("%s: jemalloc %s, %u of %u arenas hooked%s\n",
+	         info.active ? "shim active" : "no arena hooked: shim inactive", info.version,
+	         info.hooked, info.nauto, info.huge ? " +huge" : "");
 	if (!info.active)
 		return;
 	say_huge();
-	if (!idle_running())
-		out("idle thread off\n");
+	if (idle_off())
+		shim_out("idle thread off: %s\n", idle_off());
 	else
-		out("idle thread: settles after %" PRIu64
-		    " ms without releases (0: never); pressure events watched after 1 s\n",
-		    shim.cfg.max_delay_ns / 1000000);
+		shim_out("idle thread: starts at the first release; settles after %" PRIu64
+		         " ms without releases (0: never); pressure events watched 1 s after "
+		         "it starts\n",
+		         shim.cfg.max_delay_ns / 1000000);
 }
 
 static void shim_start(void)
@@ -606,37 +606,38 @@ static void shim_start(void)
 		/* every process started from one with the preload gets here:
 		 * quiet unless asked */
 		if (shim.cfg.verbose)
-			out("jemalloc 5 does not serve malloc here: shim inactive "
-			    "(preload libjemalloc.so.2 too)\n");
+			shim_out("jemalloc 5 does not serve malloc here: shim inactive "
+			         "(preload libjemalloc.so.2 too)\n");
 		return;
 	}
 	read_config(&shim.cfg);
 	const char *thp = NULL;
 	thp_setup(read_ctl("opt.thp", &thp, sizeof(thp)) ? thp : NULL);
 	if (shim.thp.bad_env)
-		out("ignoring PURGE_JEMALLOC_HUGE=%s (0 or 1)\n", getenv("PURGE_JEMALLOC_HUGE"));
+		shim_out("ignoring PURGE_JEMALLOC_HUGE=%s (0 or 1)\n",
+		         getenv("PURGE_JEMALLOC_HUGE"));
 	/* jemalloc 5.3 with retain:true, several arenas and extent hooks that
 	 * give memory back crashes (a NULL dereference in its own metadata),
 	 * measured even with hooks that only mmap and munmap: README.md */
 	read_ctl("opt.retain", &info.retain, sizeof(info.retain));
 	if (info.retain) {
-		out("opt.retain is on: shim inactive; set "
-		    "MALLOC_CONF=retain:false (or preload the shim before libjemalloc); see "
-		    "README.md\n");
+		shim_out("opt.retain is on: shim inactive; set "
+		         "MALLOC_CONF=retain:false (or preload the shim before libjemalloc); see "
+		         "README.md\n");
 		return;
 	}
 	if (!read_ctl("opt.narenas", &info.nauto, sizeof(info.nauto)) || !make_shards(info.nauto)) {
-		out("no memory for the pool or queue: shim inactive\n");
+		shim_out("no memory for the pool or queue: shim inactive\n");
 		return;
 	}
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child)) {
-		out("pthread_atfork failed: shim inactive\n");
+		shim_out("pthread_atfork failed: shim inactive\n");
 		return;
 	}
 	install_hooks();
 	info.active = info.hooked > 0;
 	if (info.active)
-		idle_start();
+		idle_setup(); /* after the probes above: their releases are the shim's */
 	if (shim.cfg.verbose)
 		say_active();
 }
@@ -881,6 +882,7 @@ static void print_shim(struct text *t, bool json)
 	    {"fork_bypass", CT(fork_bypass)},
 	    {"steal", CT(steal)},
 	    {"idle_flushes", CT(idle_flushes)},
+	    {"idle_wakes", CT(idle_wakes)},
 	    {"pressure_flushes", CT(pressure_flushes)},
 	    {"bg_thread_off", CT(bg_off)},
 	};

@@ -166,6 +166,7 @@ struct shim_counters {
 	_Atomic uint64_t forks, fork_bypass; /* hooks that ran while a fork was prepared */
 	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
 	_Atomic uint64_t idle_flushes;       /* the idle thread's age flushes */
+	_Atomic uint64_t idle_wakes;         /* its returns from poll() */
 	_Atomic uint64_t pressure_flushes;   /* its flushes at pressure events */
 	_Atomic uint64_t bg_off;             /* times it turned jemalloc's background threads off */
 	_Atomic uint64_t check_zero_ranges, check_zero_pages, check_pending;
@@ -224,6 +225,9 @@ struct shim {
 extern struct shim shim;
 extern struct je_hooks shim_hooks;
 
+/* A line to stderr, tagged purge_jemalloc[PID PROGRAM]: one write(), no
+ * stdio buffer, no allocation. */
+void shim_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "WHO[PID PROGRAM]" (program_invocation_short_name, at most 32 bytes of
  * it): the tag of every line the shim writes, so that output under time(1),
  * strace or a fork says whose it is. */
@@ -277,16 +281,26 @@ void fork_gate_open(bool child);
 
 /* ---- idle.c ------------------------------------------------------------ */
 
-/* Starts the idle thread unless PURGE_JEMALLOC_IDLE=0 (or it runs already);
- * the thread opens the pressure trigger a second later.  Not from a hook:
- * pthread_create allocates. */
-void idle_start(void);
+/* At the end of start-up: the thread may start from now on, unless
+ * PURGE_JEMALLOC_IDLE=0 or glibc's thread count cannot be found. */
+void idle_setup(void);
+/* From hook_dalloc, outside the gate: the program released memory.  The
+ * first time, starts the thread (a single-threaded process) or asks the
+ * next extent allocation to (idle_allocating). */
+void idle_released(void);
+/* From hook_alloc, outside the gate. */
+void idle_allocating(void);
 /* In the atfork child handler: the parent's thread is gone, and its
- * trigger fd is the parent's; start the child's own. */
+ * trigger fd is the parent's; the child starts its own at its own first
+ * release. */
 void idle_fork_child(void);
 bool idle_running(void);
+/* Why there is no thread and never will be (for the verbose line), or
+ * NULL. */
+const char *idle_off(void);
 /* 0 when the thread watches a pressure trigger, 1 before it opens one,
- * else why not (a negative errno from purge_pressure_open()). */
+ * else why not (a negative errno from purge_pressure_open(), or -EPIPE
+ * once it dropped the trigger: end of file, an error or a hang-up). */
 int idle_trigger(void);
 
 /* ---- thp.c ------------------------------------------------------------ */

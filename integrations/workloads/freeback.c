@@ -14,14 +14,17 @@
  * freed in a fork child comes back too.  With -P FIFO it writes a byte to
  * that FIFO after the frees, once something reads it: a stand-in for a
  * memory-pressure event, when $MEMORY_PRESSURE_WATCH names the FIFO
- * (test-shim.sh).
+ * (test-shim.sh).  With -A it allocates 64 KiB after the frees, and
+ * writes one byte of it: an extent allocation of its own (larger than
+ * jemalloc's thread cache keeps), at which a shim in a process that has
+ * had other threads (a fork child of one) may start its idle thread.
  *
  * malloc is called through a pointer that main() takes: built non-PIE
  * (-fno-pic -no-pie, meson.build) that address is the executable's own
  * PLT entry, not the allocator's malloc, which is how Debian's python3
  * looks to a shim that compares symbol addresses.
  *
- *   freeback [-a bytes] [-f bytes] [-w ms] [-p percent] [-F] [-P fifo]
+ *   freeback [-a bytes] [-f bytes] [-w ms] [-p percent] [-F] [-A] [-P fifo]
  */
 #include <inttypes.h>
 #include <sys/wait.h>
@@ -32,7 +35,7 @@
 
 struct args {
 	uint64_t alloc, freed, watch_ms, pct;
-	bool fork;
+	bool fork, again;
 	const char *poke;
 };
 
@@ -52,10 +55,11 @@ static bool parse_args(int argc, char **argv, struct args *a)
 {
 	int c;
 
-	*a = (struct args){256 << 20, 232 << 20, 1500, 99, false, NULL};
-	while ((c = getopt(argc, argv, "a:f:w:p:FP:")) != -1) {
-		if (c == 'F' || c == 'P') {
+	*a = (struct args){256 << 20, 232 << 20, 1500, 99, false, false, NULL};
+	while ((c = getopt(argc, argv, "a:f:w:p:FAP:")) != -1) {
+		if (c == 'F' || c == 'A' || c == 'P') {
 			a->fork |= c == 'F';
+			a->again |= c == 'A';
 			a->poke = c == 'P' ? optarg : a->poke;
 			continue;
 		}
@@ -133,9 +137,8 @@ int main(int argc, char **argv)
 
 	alloc = malloc; /* the address, as seen from this executable */
 	if (!parse_args(argc, argv, &a)) {
-		fprintf(
-		    stderr,
-		    "usage: freeback [-a bytes] [-f bytes] [-w ms] [-p percent] [-F] [-P fifo]\n");
+		fprintf(stderr, "usage: freeback [-a bytes] [-f bytes] [-w ms] [-p percent] [-F] "
+		                "[-A] [-P fifo]\n");
 		return 2;
 	}
 	size_t n = (size_t)(a.alloc / BLOCK), nf = (size_t)(a.freed / BLOCK);
@@ -157,6 +160,9 @@ int main(int argc, char **argv)
 	uint64_t base = rss_bytes(fd);
 	for (size_t i = 0; i < nf; i++)
 		free(blk[i]);
+	char *volatile again = a.again ? alloc(64 << 10) : NULL;
+	if (again)
+		again[0] = 1;
 	if (a.poke)
 		poke(a.poke);
 	watch(fd, &a, base, now_ns(), &t_mark);
