@@ -149,7 +149,7 @@ static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 		purge__sort_iov(t->v, t->tmp, t->n);
 		drain_overlaps_last(t->v, t->tmp, t->n);
 	}
-	if (q->frame && !t->sorted) /* a frame plan counts its own */
+	if (q->frame && !t->counted) /* a frame plan counts its own */
 		purge__frames_tally(q, t->v, t->n);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
 	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);

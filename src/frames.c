@@ -290,7 +290,7 @@ void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, stru
 	memmove(r.sel + r.nwhole, r.sel + r.cap - r.nrest, r.nrest * sizeof(*v));
 	purge__sort_iov(r.sel, v, r.nwhole);
 	purge__sort_iov(r.sel + r.nwhole, v, r.nrest);
-	*t = (struct purge__take){r.sel, r.nwhole + r.nrest, NULL, true};
+	*t = (struct purge__take){r.sel, r.nwhole + r.nrest, NULL, true, true};
 	purge__books_frames(q, r.frames_whole, r.frames_split);
 }
 

@@ -624,18 +624,18 @@ void purge__store_take_oldest(struct purge__store *s, size_t max, uint64_t max_s
 	size_t k = store_count_oldest(s, max, max_stamp, max_bytes), half = store_half(s);
 
 	if (!s->linked) { /* plain: the slots themselves, and all the scratch */
-		*t = (struct purge__take){s->rng + s->head, k, v, false};
+		*t = (struct purge__take){s->rng + s->head, k, v, false, false};
 		s->head += (uint32_t)k;
 		s->live -= (uint32_t)k;
 	} else if (by_address && k > half) {
-		*t = (struct purge__take){v, store_take_by_address(s, k, v), NULL, true};
+		*t = (struct purge__take){v, store_take_by_address(s, k, v), NULL, true, false};
 	} else {
 		for (size_t i = 0; i < k; i++) {
 			uint32_t id = s->head;
 			v[i] = s->rng[id];
 			store_detach(s, id);
 		}
-		*t = (struct purge__take){v, k, by_address ? v + half : NULL, false};
+		*t = (struct purge__take){v, k, by_address ? v + half : NULL, false, false};
 	}
 	if (s->live == 0)
 		store_reset(s);
@@ -647,11 +647,11 @@ void purge__store_take_all(struct purge__store *s, struct purge__take *t)
 	size_t n = 0;
 
 	if (!s->linked) {
-		*t = (struct purge__take){s->rng + s->head, s->live, v, false};
+		*t = (struct purge__take){s->rng + s->head, s->live, v, false, false};
 	} else { /* gathered in age order; the slots are free for sorting then */
 		STORE_EACH(s, id, k)
 		v[n++] = s->rng[id];
-		*t = (struct purge__take){v, n, s->rng, false};
+		*t = (struct purge__take){v, n, s->rng, false, false};
 	}
 	store_reset(s);
 }
@@ -666,7 +666,7 @@ void purge__store_take_ovl(struct purge__store *s, struct purge__take *t)
 		v[k++] = s->rng[id];
 		store_detach(s, id);
 	}
-	*t = (struct purge__take){v, k, v + half, false};
+	*t = (struct purge__take){v, k, v + half, false, false};
 	if (s->live == 0)
 		store_reset(s);
 }

@@ -198,6 +198,7 @@ struct purge__take {
 	size_t n;
 	struct iovec *tmp; /* n iovecs of scratch, disjoint from v; NULL if not asked */
 	bool sorted;       /* already in address order (overlapping pieces last) */
+	bool counted;      /* its frames are in the stats already (a frame plan's) */
 };
 
 /* The oldest pieces, at most max of them, while their stamp is <=

@@ -258,3 +258,45 @@ Test(huge, a_round_that_stops_leaves_the_rest_to_the_next)
 	cr_assert_eq(fk.splits, 0);
 	assert_identity(q);
 }
+
+/* Issue 22 item 10: a flush that takes more than half the pool by address
+ * (a linked store: one cancel made it so) counted no frame it split. */
+Test(huge, a_big_take_by_address_counts_its_frames)
+{
+	struct purge_config cfg = {.capacity = 16, .flags = PURGE_HUGE};
+	purge_queue *q = mkq(&cfg);
+
+	all_huge(14);
+	for (size_t f = 0; f < 12; f++) /* 12 half frames: more than half the pool (21) */
+		free_frame(q, f, 0, FRAME / 2, FRAME / 2);
+	cr_assert_eq(purge_cancel(q, (void *)(fr(0) + FRAME - PAGE), PAGE), 0, "links the store");
+	fk.now += MS;
+	cr_assert_eq(purge_flush_older(q, 1), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fk.splits, 12);
+	cr_assert_eq(st.frames_split, 12, "%u splits, %llu counted", fk.splits,
+	             (unsigned long long)st.frames_split);
+	assert_identity(q);
+}
+
+/* The room drain too: cancels' splits fill the pool, and the round of the
+ * oldest `batch` that makes room is more than half of it. */
+Test(huge, the_room_drain_counts_its_frames)
+{
+	struct purge_config cfg = {.capacity = 16, .flags = PURGE_HUGE};
+	purge_queue *q = mkq(&cfg);
+	struct purge_stats st;
+
+	all_huge(16);
+	for (size_t f = 0; f < 15; f++) /* 15 frames, each pending but for one page */
+		free_frame(q, f, 0, FRAME - PAGE, FRAME - PAGE);
+	cr_assert_eq(stats_of(q).held_ranges, 0, "under every threshold: no plan yet");
+	/* each cancel splits a range: 21 pieces fill the pool, and the next
+	 * cancel settles the oldest batch (1024: all of them) first */
+	for (size_t k = 0; (st = stats_of(q)).flushes == 0; k++)
+		cr_assert_geq(purge_cancel(q, (void *)(fr(k) + FRAME / 2), PAGE), 0);
+	cr_assert_gt(fk.splits, 11, "the room drain split %u frames", fk.splits);
+	cr_assert_eq(st.frames_split, fk.splits, "%u splits, %llu counted", fk.splits,
+	             (unsigned long long)st.frames_split);
+	assert_identity(q);
+}
