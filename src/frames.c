@@ -30,6 +30,15 @@
 
 enum { FRAME_WHOLE = 1, FRAME_HUGE = 2, FRAME_FREE = 3, FRAME_KIND = 3, FRAME_COUNTED = 4 };
 
+/* The scans of one flush round, through one handle opened at the first;
+ * err: the kernel could not tell (the open or a scan failed), so it is
+ * not asked again this round. */
+struct frames_scan {
+	purge_queue *q;
+	int h, err;
+	bool opened;
+};
+
 struct frames_round {
 	purge_queue *q;
 	struct purge__store *s;
@@ -40,6 +49,7 @@ struct frames_round {
 	size_t cap, nwhole, nrest;
 	uint64_t old_until; /* stamps <= this are past their hold (0: none) */
 	uint64_t frames_whole, frames_split;
+	struct frames_scan sc;
 };
 
 static uintptr_t frames_of(const struct frames_round *r, uintptr_t a)
@@ -107,30 +117,74 @@ static void frames_edges(struct frames_round *r)
 	r->nfr = m;
 }
 
-/* Huge-backed frames among the sorted edge frames, a few scans at a time;
- * where the kernel cannot tell, every frame may be. */
-static void frames_scan(struct frames_round *r)
-{
-	const struct purge__backend *be = r->q->be;
-	struct iovec sp[32];
-	size_t i = 0;
+/* ---- which frames huge pages back ----------------------------------------- */
 
-	while (i < r->nfr) {
-		uintptr_t lo = r->fr[i].key, hi = r->fr[r->nfr - 1].key + r->fsize, done = hi;
-		ssize_t n = be->huge_spans(be->ctx, lo, hi, sp, 32, &done);
+static void frames_scan_end(struct frames_scan *sc)
+{
+	if (sc->opened && sc->h >= 0)
+		sc->q->be->scan_close(sc->q->be->ctx, sc->h);
+	sc->opened = false;
+}
+
+static bool frames_in_spans(const struct iovec *sp, ssize_t n, uintptr_t f, uintptr_t fsize)
+{
+	for (ssize_t k = 0; k < n; k++)
+		if ((uintptr_t)sp[k].iov_base <= f &&
+		    f + fsize <= (uintptr_t)sp[k].iov_base + sp[k].iov_len)
+			return true;
+	return false;
+}
+
+/* The undecided frames (val 0) of fr[i..j), sorted: FRAME_HUGE where a huge
+ * page backs the frame or the kernel cannot tell, else FRAME_FREE.  One
+ * scan from fr[i] to the end of fr[j - 1], and more where its answer
+ * stops short (more than 32 spans). */
+static void frames_scan_run(struct frames_scan *sc, struct purge__kv *fr, size_t i, size_t j)
+{
+	const struct purge__backend *be = sc->q->be;
+	uintptr_t fsize = sc->q->frame, hi = fr[j - 1].key + fsize;
+	struct iovec sp[32];
+
+	if (!sc->opened) {
+		sc->h = be->scan_open(be->ctx);
+		sc->err = sc->h < 0 ? sc->h : 0;
+		sc->opened = true;
+	}
+	while (i < j) {
+		uintptr_t done = hi;
+		ssize_t n = sc->err;
+		if (n == 0 &&
+		    (n = be->huge_spans(be->ctx, sc->h, fr[i].key, hi, sp, 32, &done)) < 0)
+			sc->err = (int)n;
 		size_t from = i;
-		for (; i < r->nfr && (n < 0 || r->fr[i].key + r->fsize <= done); i++) {
-			uintptr_t f = r->fr[i].key;
-			bool huge = n < 0;
-			for (ssize_t k = 0; k < n && !huge; k++)
-				huge = (uintptr_t)sp[k].iov_base <= f &&
-				       f + r->fsize <= (uintptr_t)sp[k].iov_base + sp[k].iov_len;
-			if (r->fr[i].val == 0)
-				r->fr[i].val = huge ? FRAME_HUGE : FRAME_FREE;
-		}
+		for (; i < j && (n < 0 || fr[i].key + fsize <= done); i++)
+			if (fr[i].val == 0)
+				fr[i].val = n < 0 || frames_in_spans(sp, n, fr[i].key, fsize)
+				                ? FRAME_HUGE
+				                : FRAME_FREE;
 		if (i == from) /* no progress: the rest may be huge */
-			for (; i < r->nfr; i++)
-				r->fr[i].val = r->fr[i].val ? r->fr[i].val : FRAME_HUGE;
+			for (; i < j; i++)
+				fr[i].val = fr[i].val ? fr[i].val : FRAME_HUGE;
+	}
+}
+
+/* Decides the undecided frames of the sorted fr[0..n), asking only about
+ * them: one scan for each run of them at most one frame apart (the kernel
+ * walks a frame between at about the cost of a call). */
+static void frames_lookup(struct frames_scan *sc, struct purge__kv *fr, size_t n)
+{
+	uintptr_t fsize = sc->q->frame;
+
+	for (size_t i = 0; i < n;) {
+		if (fr[i].val) {
+			i++;
+			continue;
+		}
+		size_t last = i;
+		for (size_t j = i + 1; j < n && fr[j].key - fr[last].key <= 2 * fsize; j++)
+			last = fr[j].val ? last : j;
+		frames_scan_run(sc, fr, i, last + 1);
+		i = last + 1;
 	}
 }
 
@@ -143,7 +197,7 @@ static void frames_decide(struct frames_round *r)
 		if (purge__store_cover(r->s, f, f + r->fsize, &pieces) == r->fsize)
 			r->fr[i].val = FRAME_WHOLE;
 	}
-	frames_scan(r);
+	frames_lookup(&r->sc, r->fr, r->nfr);
 }
 
 /* The edge frame f's entry (sorted, present). */
@@ -278,13 +332,15 @@ void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, stru
 	                         .fr = (struct purge__kv *)v + K,
 	                         .sel = v + 5 * K,
 	                         .cap = S - 5 * K,
-	                         .old_until = p->old_until};
+	                         .old_until = p->old_until,
+	                         .sc = {.q = q}};
 
 	purge__store_link(s);
 	/* the store keeps fresh valid while the round removes pieces */
 	purge__store_set_fresh(s, frames_collect(&r, max ? max : 1, p->max_bytes));
 	frames_edges(&r);
 	frames_decide(&r);
+	frames_scan_end(&r.sc);
 	frames_settle(&r);
 	/* whole frames first, then the rest, each in address order */
 	memmove(r.sel + r.nwhole, r.sel + r.cap - r.nrest, r.nrest * sizeof(*v));
@@ -296,9 +352,12 @@ void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, stru
 
 /* ---- frames a flush that holds nothing purges --------------------------- */
 
+#define FRAMES_PARTS 64
+
 struct frames_tally {
 	purge_queue *q;
-	uintptr_t part[32]; /* frames purged in part, not looked up yet */
+	struct frames_scan sc;
+	struct purge__kv part[FRAMES_PARTS]; /* frames purged in part, not looked up yet */
 	size_t npart;
 	uint64_t whole, split;
 };
@@ -307,20 +366,9 @@ struct frames_tally {
  * the kernel cannot tell, every one may be). */
 static void frames_tally_parts(struct frames_tally *t)
 {
-	const struct purge__backend *be = t->q->be;
-	uintptr_t f = t->q->frame, done;
-	struct iovec sp[32];
-
-	if (t->npart == 0)
-		return;
-	ssize_t n = be->huge_spans(be->ctx, t->part[0], t->part[t->npart - 1] + f, sp, 32, &done);
-	for (size_t i = 0; i < t->npart; i++) {
-		bool huge = n < 0 || t->part[i] + f > done;
-		for (ssize_t k = 0; k < n && !huge; k++)
-			huge = (uintptr_t)sp[k].iov_base <= t->part[i] &&
-			       t->part[i] + f <= (uintptr_t)sp[k].iov_base + sp[k].iov_len;
-		t->split += huge;
-	}
+	frames_lookup(&t->sc, t->part, t->npart);
+	for (size_t i = 0; i < t->npart; i++)
+		t->split += t->part[i].val == FRAME_HUGE;
 	t->npart = 0;
 }
 
@@ -330,15 +378,16 @@ static void frames_tally_one(struct frames_tally *t, uintptr_t frame, uint64_t c
 		t->whole++;
 		return;
 	}
-	if (t->npart == 32)
+	if (t->npart == FRAMES_PARTS)
 		frames_tally_parts(t);
-	t->part[t->npart++] = frame;
+	t->part[t->npart++] = (struct purge__kv){frame, 0};
 }
 
-void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
+/* The ordered ranges v[0..n) (none overlaps the one before), which the
+ * flush merges where they touch: each frame they cover whole, or in part. */
+static void frames_tally_ordered(struct frames_tally *t, const struct iovec *v, size_t n)
 {
-	struct frames_tally t = {.q = q};
-	uintptr_t F = q->frame, cur = 0;
+	uintptr_t F = t->q->frame, cur = 0;
 	uint64_t cover = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -349,7 +398,7 @@ void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
 		}
 		for (uintptr_t f = a & ~(F - 1); f < b; f += F) {
 			if (f != cur && cover)
-				frames_tally_one(&t, cur, cover);
+				frames_tally_one(t, cur, cover);
 			if (f != cur)
 				cover = 0;
 			cur = f;
@@ -357,7 +406,54 @@ void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
 		}
 	}
 	if (cover)
-		frames_tally_one(&t, cur, cover);
-	frames_tally_parts(&t);
+		frames_tally_one(t, cur, cover);
+	frames_tally_parts(t);
+}
+
+/* Does one of the ordered v[0..n) meet [a, b)?  Their ends ascend too. */
+static bool frames_touched(const struct iovec *v, size_t n, uintptr_t a, uintptr_t b)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((uintptr_t)v[mid].iov_base + v[mid].iov_len <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && (uintptr_t)v[lo].iov_base < b;
+}
+
+/* The ranges after them (enqueued over pending bytes) go to the kernel one
+ * by one, after the ordered ones: a frame none of those touched counts
+ * once, by the first of them that reaches it. */
+static void frames_tally_rest(struct frames_tally *t, const struct iovec *v, size_t k, size_t n)
+{
+	uintptr_t F = t->q->frame, next = 0; /* frames below next are counted */
+
+	for (size_t i = k; i < n; i++) {
+		uintptr_t a = (uintptr_t)v[i].iov_base, b = a + v[i].iov_len;
+		for (uintptr_t f = a & ~(F - 1); f < b; f += F) {
+			if (f < next || frames_touched(v, k, f, f + F))
+				continue;
+			frames_tally_one(t, f, (b < f + F ? b : f + F) - (a > f ? a : f));
+			next = f + F;
+		}
+	}
+	frames_tally_parts(t);
+}
+
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
+{
+	struct frames_tally t = {.q = q, .sc = {.q = q}};
+	size_t k = 1;
+
+	for (uintptr_t end = n ? (uintptr_t)v[0].iov_base + v[0].iov_len : 0;
+	     k < n && (uintptr_t)v[k].iov_base >= end; k++)
+		end = (uintptr_t)v[k].iov_base + v[k].iov_len;
+	frames_tally_ordered(&t, v, k < n ? k : n);
+	frames_tally_rest(&t, v, k, n);
+	frames_scan_end(&t.sc);
 	purge__books_frames(q, t.whole, t.split);
 }

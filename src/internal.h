@@ -84,11 +84,17 @@ struct purge__backend {
 	size_t (*page_size)(void *ctx);
 	/* the huge-page frame (PMD) size, read once for a PURGE_HUGE queue */
 	size_t (*frame_size)(void *ctx);
-	/* the parts of [lo, hi) that huge pages back, in address order, at most
-	 * max of them; *done: where the answer ends (hi when it covers all).
-	 * Returns the count, or a negative errno when the kernel cannot tell. */
-	ssize_t (*huge_spans)(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
-	                      uintptr_t *done);
+	/* Which frames huge pages back (PAGEMAP_SCAN), for one flush round:
+	 * scan_open gives a handle (>= 0), or a negative errno when the kernel
+	 * cannot tell; huge_spans, through it, the parts of [lo, hi) that huge
+	 * pages back, in address order, at most max of them, with in *done
+	 * where the answer ends (hi when it covers all), or a negative errno;
+	 * scan_close ends the round.  The kernel walks every page-table entry
+	 * of [lo, hi): frames.c asks only about the frames a flush touches. */
+	int (*scan_open)(void *ctx);
+	ssize_t (*huge_spans)(void *ctx, int h, uintptr_t lo, uintptr_t hi, struct iovec *out,
+	                      size_t max, uintptr_t *done);
+	void (*scan_close)(void *ctx, int h);
 	void *ctx;
 };
 

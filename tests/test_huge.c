@@ -300,3 +300,69 @@ Test(huge, the_room_drain_counts_its_frames)
 	             (unsigned long long)st.frames_split);
 	assert_identity(q);
 }
+
+/* Issue 22 item 11: the kernel walks every page-table entry of a scan, so a
+ * flush asks only about the frames it touches (one scan for each run of
+ * them), through one open, not about everything from the first to the
+ * last. */
+Test(huge, a_flush_scans_only_the_frames_it_touches)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	all_huge(16);
+	free_frame(q, 0, 0, FRAME / 2, 128 * KIB); /* the two ends of the heap */
+	free_frame(q, 15, 0, FRAME / 2, 128 * KIB);
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	cr_assert_eq(stats_of(q).held_ranges, 16, "both halves held");
+	cr_assert_eq(fk.scans, 2, "one scan each: %u", fk.scans);
+	cr_assert_eq(fk.scanned, 2 * FRAME, "scanned %llu MiB",
+	             (unsigned long long)(fk.scanned >> 20));
+	cr_assert_eq(fk.scan_opens, 1, "one open a round");
+	cr_assert_eq(fk.open_scans, 0, "closed");
+	/* purge_flush holds nothing, and counts the frames it splits the same way */
+	fk.scans = 0, fk.scanned = 0;
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(stats_of(q).frames_split, 2);
+	cr_assert_eq(fk.scanned, 2 * FRAME, "purge_flush scanned %llu MiB",
+	             (unsigned long long)(fk.scanned >> 20));
+	cr_assert_eq(fk.open_scans, 0);
+	cr_assert_eq(fk.violations, 0);
+	assert_identity(q);
+}
+
+/* Frames next to each other, or one frame apart, take one scan; a scan
+ * whose answer stops short (32 spans) goes on where it stopped. */
+Test(huge, runs_of_frames_take_one_scan_each)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	all_huge(16);
+	for (size_t f = 2; f < 5; f++) /* 2, 3, 4: one run; 6: one apart, the same run */
+		free_frame(q, f, 0, FRAME / 4, 128 * KIB);
+	free_frame(q, 6, 0, FRAME / 4, 128 * KIB);
+	free_frame(q, 9, 0, FRAME / 4, 128 * KIB); /* two apart: its own */
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	cr_assert_eq(fk.scans, 2);
+	cr_assert_eq(fk.scanned, 6 * FRAME);
+	cr_assert_eq(stats_of(q).held_ranges, 5 * 4);
+	assert_identity(q);
+}
+
+Test(huge, a_scan_cut_short_goes_on)
+{
+	const size_t fpages = 4, nf = 80; /* 80 frames of 4 pages, every other huge */
+	fake_set_frame(&fk, fpages * PAGE);
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	for (size_t f = 0; f < nf; f += 2)
+		fake_set_huge(&fk, FIXTURE_BASE + f * fpages * PAGE, true);
+	for (size_t f = 0; f < nf; f++) /* the first page of each: 40 spans */
+		cr_assert_eq(purge_enqueue(q, (void *)(FIXTURE_BASE + f * fpages * PAGE), PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.splits, nf / 2);
+	cr_assert_eq(stats_of(q).frames_split, nf / 2, "%llu counted",
+	             (unsigned long long)stats_of(q).frames_split);
+	cr_assert_geq(fk.scans, 2, "40 spans need two answers of 32");
+	cr_assert_eq(fk.violations, 0);
+	assert_identity(q);
+}

@@ -641,8 +641,12 @@ static char *huge_frames(size_t n, size_t frame)
 	memset(r, 0x5a, n * frame);
 	struct iovec sp[8];
 	uintptr_t done;
-	ssize_t k = purge__sys_backend.huge_spans(NULL, (uintptr_t)r, (uintptr_t)r + n * frame, sp,
-	                                          8, &done);
+	int h = purge__sys_backend.scan_open(NULL);
+	ssize_t k = h < 0 ? h
+	                  : purge__sys_backend.huge_spans(NULL, h, (uintptr_t)r,
+	                                                  (uintptr_t)r + n * frame, sp, 8, &done);
+	if (h >= 0)
+		purge__sys_backend.scan_close(NULL, h);
 	if (k < 0)
 		cr_skip_test("PAGEMAP_SCAN not available (Linux 6.7+): %s", strerror((int)-k));
 	if (k != 1 || sp[0].iov_base != r || sp[0].iov_len != n * frame)
