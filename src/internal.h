@@ -214,6 +214,7 @@ int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
 int purge__drain_all(purge_queue *q);
 int purge__drain_older(purge_queue *q, uint64_t age_ns);
 int purge__drain_to(purge_queue *q, size_t keep_bytes);
+int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
 uint64_t purge__drain_oldest(purge_queue *q);
 
 /* frames.c: with PURGE_HUGE, what a holding flush takes, one round. */
@@ -221,6 +222,7 @@ struct purge__frames_plan {
 	size_t max_pieces;  /* pieces a round looks at, at most */
 	uint64_t max_bytes; /* about as many bytes as a round looks at */
 	uint64_t old_until; /* held pieces stamped no later than this are due (0: none) */
+	uint64_t max_stamp; /* new pieces stamped later are not looked at */
 };
 void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t);
 /* The frames a sorted selection purges whole, and the huge-backed ones it

@@ -366,3 +366,276 @@ Test(huge, a_scan_cut_short_goes_on)
 	cr_assert_eq(fk.violations, 0);
 	assert_identity(q);
 }
+
+/* ---- issue 22 item 9: ranges enqueued over pending bytes ---------------- */
+
+/* The overlap list is built when the store is indexed: a cancel between
+ * pending ranges (nothing of it pending) does it. */
+static void index_now(purge_queue *q, uintptr_t gap)
+{
+	cr_assert_eq(purge_cancel(q, (void *)gap, PAGE), 0);
+}
+
+/* A frame wholly pending, part of it only through a range enqueued over
+ * another: it is whole, and goes whole. */
+Test(huge, a_frame_whole_through_an_overlapping_range_goes_whole)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	all_huge(4);
+	free_frame(q, 1, 0, FRAME / 2, FRAME / 2);             /* A */
+	free_frame(q, 1, FRAME / 4, 3 * FRAME / 4, FRAME / 2); /* B, over A */
+	free_frame(q, 1, 3 * FRAME / 4, FRAME, FRAME / 4);     /* C */
+	free_frame(q, 3, 0, PAGE, PAGE);                       /* for the gap */
+	index_now(q, fr(2));
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fk.splits, 0, "%u splits", fk.splits);
+	cr_assert_eq(fk.whole_frees, 1, "frame 1 freed whole");
+	cr_assert_eq(st.frames_whole, 1);
+	cr_assert_eq(st.frames_split, 0);
+	cr_assert(fake_range_purged(&fk, fr(1), FRAME / 4, 1));
+	cr_assert(fake_range_purged(&fk, fr(1) + FRAME / 4, FRAME / 4, 2), "A and B both");
+	cr_assert_eq(st.pending_bytes, PAGE, "frame 3's page is held");
+	assert_identity(q);
+}
+
+/* Part of a huge frame through an overlapping range: held, like the rest,
+ * so that purge_flush_to keeps nothing above keep_bytes but what it holds. */
+Test(huge, an_overlapping_range_in_a_huge_frame_is_held)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	all_huge(4);
+	free_frame(q, 1, 0, FRAME / 4, FRAME / 4);             /* A */
+	free_frame(q, 1, FRAME / 8, 3 * FRAME / 8, FRAME / 4); /* B, over A */
+	free_frame(q, 3, 0, PAGE, PAGE);
+	index_now(q, fr(2));
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.purged_bytes, 0, "nothing of a huge frame's part is purged");
+	cr_assert_eq(st.pending_bytes - st.held_bytes, 0, "%llu KiB neither held nor settled",
+	             (unsigned long long)((st.pending_bytes - st.held_bytes) >> 10));
+	cr_assert_eq(st.held_ranges, st.pending_ranges);
+	cr_assert_eq(purge_flush(q), 0);
+	assert_identity(q);
+}
+
+/* Without huge pages, a range over another that leaves it alone in the
+ * overlap list (the other was settled first) is settled like any other. */
+Test(huge, an_overlapping_range_left_alone_is_settled)
+{
+	purge_queue *q = mkhuge(0, 0, PURGE_AGES);
+
+	free_frame(q, 1, 0, 2 * PAGE, 2 * PAGE); /* A */
+	fk.now += MS;
+	free_frame(q, 1, PAGE, 4 * PAGE, 3 * PAGE);   /* B, over A */
+	free_frame(q, 1, 10 * PAGE, 11 * PAGE, PAGE); /* C */
+	index_now(q, fr(1) + 6 * PAGE);
+	cr_assert_eq(purge_flush_older(q, MS), 0, "A alone");
+	cr_assert_eq(stats_of(q).pending_bytes, 4 * PAGE, "%zu pages pending",
+	             (size_t)(stats_of(q).pending_bytes / PAGE));
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.pending_bytes, 0, "%zu pages neither held nor settled",
+	             (size_t)(st.pending_bytes / PAGE));
+	cr_assert_eq(st.held_ranges, 0);
+	assert_identity(q);
+}
+
+/* ... and it makes no automatic flush of its own: a PURGE_HUGE queue over
+ * small pages flushes as often as one without the flag. */
+static uint64_t flushes_of_a_stream(unsigned flags)
+{
+	struct purge_config cfg = {.capacity = 2, .flags = flags};
+	purge_queue *q = mkq(&cfg);
+
+	free_frame(q, 1, 0, 2 * PAGE, 2 * PAGE);    /* A */
+	free_frame(q, 1, PAGE, 3 * PAGE, 2 * PAGE); /* B, over A: fills the queue */
+	for (size_t i = 0; i < 100; i++)
+		free_frame(q, 4, 2 * i * PAGE, (2 * i + 1) * PAGE, PAGE);
+	cr_assert_eq(purge_flush(q), 0);
+	assert_identity(q);
+	return stats_of(q).auto_flushes;
+}
+
+Test(huge, an_overlapping_range_makes_no_flush_of_its_own)
+{
+	uint64_t plain = flushes_of_a_stream(0), huge = flushes_of_a_stream(PURGE_HUGE);
+
+	cr_assert_eq(huge, plain, "%llu automatic flushes with PURGE_HUGE, %llu without",
+	             (unsigned long long)huge, (unsigned long long)plain);
+}
+
+/* ---- issue 22 item 8: an event loop that keeps the holds ---------------- */
+
+#define SEC (1000 * MS)
+
+/* The README's event loop on a heap of 32 huge frames (64-page frames
+ * here): their first halves freed at 0 s, their second halves at 3 s.
+ * Each turn ends with the recipe's calls; the loop sleeps until the
+ * deadline (or 3 s, when the program frees again).  Returns the wakes
+ * that found nothing to do. */
+static unsigned run_recipe(purge_queue *q, bool old_recipe, size_t fpages)
+{
+	const uint64_t t0 = fk.now, age = SEC;
+	unsigned empty = 0;
+
+	for (int turn = 0; turn < 20 && fk.now - t0 <= 20 * SEC; turn++) {
+		if (turn == 0 || fk.now - t0 == 3 * SEC) /* the program's work */
+			for (size_t f = 0; f < 32; f++)
+				for (size_t off = 0; off < fpages / 2; off += 4)
+					cr_assert_eq(
+					    purge_enqueue(
+					        q,
+					        (void *)(FIXTURE_BASE + (f * fpages + off +
+					                                 (turn ? fpages / 2 : 0)) *
+					                                    PAGE),
+					        4 * PAGE),
+					    0);
+		uint64_t flushes = stats_of(q).flushes, next;
+		if (old_recipe) {
+			purge_flush_older(q, age);
+			uint64_t oldest = purge_oldest_ns(q);
+			next = oldest ? oldest + age : UINT64_MAX;
+		} else {
+			cr_assert_geq(purge_flush_due(q, age, &next), 0);
+		}
+		empty += turn > 0 && stats_of(q).flushes == flushes && fk.now - t0 != 3 * SEC;
+		if (next == UINT64_MAX && fk.now - t0 > 3 * SEC)
+			break;
+		cr_assert_gt(next, fk.now, "the deadline is in the future");
+		uint64_t work = t0 + 3 * SEC;
+		fk.now = fk.now < work && next > work ? work : next;
+	}
+	return empty;
+}
+
+Test(huge, the_event_loop_recipe_splits_nothing)
+{
+	const size_t fpages = 64;
+	fake_set_frame(&fk, fpages * PAGE);
+	purge_queue *q = mkhuge(0, 10 * SEC, 0);
+
+	for (size_t f = 0; f < 32; f++)
+		fake_set_huge(&fk, FIXTURE_BASE + f * fpages * PAGE, true);
+	unsigned empty = run_recipe(q, false, fpages);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(fk.splits, 0, "%u huge pages split", fk.splits);
+	cr_assert_eq(fk.whole_frees, 32);
+	cr_assert_eq(st.frames_whole, 32);
+	cr_assert_eq(st.pending_bytes, 0);
+	cr_assert_eq(empty, 0, "%u wakes with nothing to do", empty);
+	assert_identity(q);
+}
+
+/* What the recipe was: purge_flush_older settles what is held. */
+Test(huge, purge_flush_older_settles_what_is_held)
+{
+	const size_t fpages = 64;
+	fake_set_frame(&fk, fpages * PAGE);
+	purge_queue *q = mkhuge(0, 10 * SEC, 0);
+
+	for (size_t f = 0; f < 32; f++)
+		fake_set_huge(&fk, FIXTURE_BASE + f * fpages * PAGE, true);
+	run_recipe(q, true, fpages);
+	cr_assert_eq(fk.splits, 32, "as documented: purge_flush_older takes held parts too");
+	assert_identity(q);
+}
+
+/* A queue that holds only: the deadline is the held ranges' release, and
+ * there they go (split: the rest of their frames stayed live). */
+Test(huge, flush_due_releases_held_ranges_at_max_delay)
+{
+	purge_queue *q = mkhuge(0, 5 * SEC, 0);
+	uint64_t next, t0 = fk.now;
+
+	all_huge(4);
+	free_frame(q, 1, 0, FRAME / 2, 128 * KIB);
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(next, t0 + SEC, "nothing held yet: due at its age");
+	fk.now = next;
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(stats_of(q).held_ranges, 8, "held, not settled");
+	cr_assert_eq(stats_of(q).purged_bytes, 0);
+	cr_assert_eq(next, t0 + 5 * SEC, "due at max_delay_ns");
+	uint64_t flushes = stats_of(q).flushes;
+	fk.now = next - 1;
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(stats_of(q).flushes, flushes, "nothing due: no flush");
+	fk.now = next;
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(next, UINT64_MAX, "nothing pending");
+	cr_assert(fake_range_purged(&fk, fr(1), FRAME / 2, 1));
+	cr_assert_eq(fk.splits, 1);
+	cr_assert_eq(stats_of(q).frames_split, 1);
+	assert_identity(q);
+}
+
+/* Without max_delay_ns a held range has no release time. */
+Test(huge, flush_due_without_max_delay_holds_for_good)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+	uint64_t next;
+
+	all_huge(4);
+	free_frame(q, 1, 0, FRAME / 2, 128 * KIB);
+	fk.now += 2 * SEC;
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(next, UINT64_MAX);
+	cr_assert_eq(stats_of(q).held_ranges, 8);
+	free_frame(q, 5, 0, PAGE, PAGE); /* not huge: due at its age */
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(next, fk.now + SEC);
+	cr_assert_eq(purge_flush_due(q, 0, &next), 0, "age 0: everything due");
+	cr_assert(fake_range_purged(&fk, fr(5), PAGE, 1));
+	cr_assert_eq(next, UINT64_MAX);
+	cr_assert_eq(stats_of(q).held_ranges, 8);
+	assert_identity(q);
+}
+
+/* Without PURGE_HUGE it is purge_flush_older with a deadline. */
+Test(huge, flush_due_without_the_flag_is_flush_older)
+{
+	struct purge_config cfg = {.capacity = 64};
+	purge_queue *q = mkq(&cfg);
+	uint64_t next = 0, t0 = fk.now;
+
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(next, UINT64_MAX, "empty");
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), PAGE), 0);
+	fk.now += SEC / 2;
+	cr_assert_eq(purge_enqueue(q, (void *)pg(2), PAGE), 0);
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(stats_of(q).flushes, 0);
+	cr_assert_eq(next, t0 + SEC, "the first page's age");
+	fk.now = next;
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert_eq(fake_purged(&fk, pg(0)), 1);
+	cr_assert_eq(fake_purged(&fk, pg(2)), 0);
+	cr_assert_eq(next, t0 + SEC / 2 + SEC);
+	cr_assert_eq(purge_flush_due(q, SEC, NULL), 0, "next_ns may be NULL");
+	cr_assert_eq(purge_flush_due(NULL, SEC, &next), -EINVAL);
+	cr_assert_eq(next, UINT64_MAX);
+	assert_identity(q);
+}
+
+/* Only what has waited age_ns: a younger range stays pending, even in a
+ * frame of small pages, where an automatic flush would settle it. */
+Test(huge, flush_due_settles_only_what_is_old_enough)
+{
+	purge_queue *q = mkhuge(0, 0, PURGE_AGES);
+	uint64_t next;
+
+	free_frame(q, 1, 0, 4 * PAGE, 2 * PAGE);
+	fk.now += SEC;
+	free_frame(q, 1, 8 * PAGE, 12 * PAGE, 2 * PAGE);
+	free_frame(q, 3, 0, FRAME, 256 * KIB); /* a whole frame, young too */
+	cr_assert_eq(purge_flush_due(q, SEC, &next), 0);
+	cr_assert(fake_range_purged(&fk, fr(1), 4 * PAGE, 1), "old enough");
+	cr_assert(fake_range_purged(&fk, fr(1) + 8 * PAGE, 4 * PAGE, 0), "too young");
+	cr_assert(fake_range_purged(&fk, fr(3), FRAME, 0), "too young, whole or not");
+	cr_assert_eq(next, fk.now + SEC);
+	cr_assert_eq(stats_of(q).held_ranges, 0);
+	assert_identity(q);
+}
