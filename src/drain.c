@@ -99,8 +99,7 @@ static bool drain_take_frames(purge_queue *q, const struct drain_plan *p, uint64
 		return t->n != 0;
 	}
 	purge__frames_take(q, &fp, t);
-	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh &&
-	    fresh != PURGE_STORE_NONE)
+	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh && drain_candidates(q, p))
 		purge__store_take_oldest(&q->s, q->set.batch, p->max_stamp, over, true, t);
 	/* a round that held all it saw made progress too */
 	return t->n || q->s.fresh != fresh;
@@ -289,11 +288,13 @@ void purge__drain_auto(purge_queue *q, unsigned c, uint64_t now)
 	                               .max_stamp = UINT64_MAX,
 	                               .now = now,
 	                               .holds = q->frame != 0};
+	/* a frame plan cuts ranges at frame boundaries: its parts may fill the
+	 * queue, so its rounds go on while any threshold is crossed */
 	const struct drain_plan rounds = {.automatic = true,
 	                                  .take = TAKE_OLDEST,
 	                                  .per_round = q->set.batch,
 	                                  .max_stamp = UINT64_MAX,
-	                                  .over = c,
+	                                  .over = c | (q->frame ? PURGE_OVER_COUNT : 0),
 	                                  .now = now,
 	                                  .holds = q->frame != 0};
 

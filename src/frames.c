@@ -25,9 +25,10 @@
  * A round works in the store's scratch (npieces + 1 iovecs, S >= 6): its
  * K = max(S/8, 1) candidates, (start, end | old) in age order, first; the
  * edge frames they touch (2K at most), sorted with their decisions, after
- * them, with as much again to sort them; the selection in the rest
- * (S - 5K): whole frames from the front, the rest from the back, each run
- * sorted at the end in the space before it, ranges enqueued twice last.
+ * them, with as much again to sort them; the selection in the rest, at
+ * most 5K (S - 5K but for small pools): whole frames from the front, the
+ * rest from the back, each run sorted at the end in the 5K before it,
+ * ranges enqueued twice last.
  */
 #include "compat.h"
 
@@ -246,8 +247,9 @@ static bool frames_take(struct frames_round *r, uintptr_t a, uintptr_t b, bool w
 
 	if ((*bytes = purge__store_cover(r->s, a, b, &pieces)) == 0)
 		return true;
-	/* a whole run keeps room to cut each overlapping piece in two */
-	uint32_t cuts = whole ? r->s->novl : 0;
+	/* a whole run keeps room for frames_order_whole's cuts: two for each
+	 * overlapping piece (it cuts one, or the indexed one that follows it) */
+	uint32_t cuts = whole ? 2 * r->s->novl : 0;
 	if (r->nwhole + r->nrest + r->ncuts + pieces + cuts > r->cap)
 		return false;
 	struct iovec *at = whole ? r->sel + r->nwhole : r->sel + r->cap - r->nrest - pieces;
@@ -332,8 +334,11 @@ static void frames_settle(struct frames_round *r)
  * range that overlaps those before it keeps its bytes beyond them in
  * order, where they merge, and its bytes under them go last (purged
  * again, harmless); each part is booked as a range done.  The run grows
- * by one for each range so cut (frames_take kept room after it; tmp: n
- * iovecs of scratch).  Returns its length. */
+ * by one for each range so cut: a cut range overlaps the one that set the
+ * end before it, and one of the two came from the overlap list (indexed
+ * pieces are disjoint), which is charged; each is charged at most twice,
+ * once as either (frames_take kept that room after it; tmp: n iovecs of
+ * scratch).  Returns its length. */
 static size_t frames_order_whole(purge_queue *q, struct iovec *v, struct iovec *tmp, size_t n)
 {
 	size_t k = 0, r = 0;
@@ -370,7 +375,8 @@ void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, stru
 	                         .cand = (struct purge__kv *)v,
 	                         .fr = (struct purge__kv *)v + K,
 	                         .sel = v + 5 * K,
-	                         .cap = S - 5 * K,
+	                         /* at most the 5K before it, where each run is sorted */
+	                         .cap = S - 5 * K < 5 * K ? S - 5 * K : 5 * K,
 	                         .old_until = p->old_until,
 	                         .max_stamp = p->max_stamp,
 	                         .sc = {.q = q}};

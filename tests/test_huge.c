@@ -639,3 +639,117 @@ Test(huge, flush_due_settles_only_what_is_old_enough)
 	cr_assert_eq(stats_of(q).held_ranges, 0);
 	assert_identity(q);
 }
+
+/* A merged range the kernel refuses without saying why (process_madvise
+ * answering EINVAL for every call, as a sandbox may) is asked again whole
+ * before range by range: a whole frame of many pieces still goes whole. */
+Test(huge, a_refused_call_still_frees_a_frame_whole)
+{
+	purge_queue *q = mkhuge(0, 0, 0);
+
+	all_huge(4);
+	fk.refuse = -EINVAL;
+	fk.refuse_after = 0;
+	free_frame(q, 1, 0, FRAME, 256 * KIB);
+	cr_assert_eq(purge_flush(q), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert(fake_range_purged(&fk, fr(1), FRAME, 1));
+	cr_assert_eq(fk.splits, 0, "%u huge pages split", fk.splits);
+	cr_assert_eq(fk.whole_frees, 1);
+	cr_assert_eq(st.failed_ranges, 0);
+	cr_assert_eq(fk.madv_calls, 1, "one madvise for the merged range, not %u", fk.madv_calls);
+	assert_identity(q);
+}
+
+/* A small queue's round selects more ranges than the scratch it sorts
+ * them with held (capacity 8: 8 entries, 5 of scratch): the sort wrote
+ * over the selection, and ranges went twice or not at all. */
+Test(huge, a_small_queue_sorts_its_selection_in_room_of_its_own)
+{
+	struct purge_config cfg = {.capacity = 8, .flags = PURGE_HUGE};
+	purge_queue *q = mkq(&cfg);
+
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), 8 * PAGE), 0);
+	for (size_t i = 7; i-- > 0;) /* over it, in falling order: the 8th fills the queue */
+		cr_assert_eq(purge_enqueue(q, (void *)pg(i), PAGE), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.auto_flushes, 1);
+	cr_assert(fake_range_purged(&fk, pg(0), 7 * PAGE, 2), "each page once for each range");
+	cr_assert(fake_range_purged(&fk, pg(7), PAGE, 1));
+	cr_assert_eq(st.pending_bytes, 0);
+	cr_assert_eq(st.purged_bytes, 15 * PAGE);
+	cr_assert_eq(fk.violations, 0);
+	assert_identity(q);
+}
+
+/* A whole frame covered through an overlapping range that an indexed one
+ * overlaps again: two cuts for one overlapping range, in a selection
+ * barely large enough (capacity 8: 5 entries).  Each page goes once for
+ * each range over it, none twice more, none left. */
+Test(huge, cuts_of_overlapping_ranges_have_their_room)
+{
+	struct purge_config cfg = {.capacity = 8, .flags = PURGE_HUGE};
+	fake_set_frame(&fk, 8 * PAGE); /* frames at pages 0, 8, 16, ... */
+	purge_queue *q = mkq(&cfg);
+	static const size_t r[][2] = {{7, 10}, {8, 15}, {12, 18}, {30, 31}};
+
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(r[i][0]), (r[i][1] - r[i][0]) * PAGE), 0);
+	index_now(q, pg(25));
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	for (size_t p = 6; p < 19; p++) {
+		unsigned n = 0;
+		for (size_t i = 0; i < 3; i++)
+			n += p >= r[i][0] && p < r[i][1];
+		cr_assert_eq(fake_purged(&fk, pg(p)), n, "page %zu purged %u times, %u ranges", p,
+		             fake_purged(&fk, pg(p)), n);
+	}
+	cr_assert_eq(stats_of(q).pending_bytes, 0, "no huge page here: nothing held");
+	cr_assert_eq(fake_purged(&fk, pg(30)), 1);
+	cr_assert_eq(fk.violations, 0);
+	assert_identity(q);
+}
+
+/* PURGE_INCREMENTAL rounds that cut ranges (a take inside two ranges
+ * enqueued over it splits both) go on until the queue is under capacity
+ * too, not only under the threshold the enqueue crossed. */
+Test(huge, incremental_rounds_that_cut_ranges_end_under_capacity)
+{
+	struct purge_config cfg = {
+	    .capacity = 4, .flags = PURGE_HUGE | PURGE_INCREMENTAL, .max_pending_bytes = 13 * PAGE};
+	purge_queue *q = mkq(&cfg);
+
+	fake_set_frame(&fk, 8 * PAGE);
+	free_frame(q, 0, 26 * PAGE, 28 * PAGE, 2 * PAGE); /* A */
+	free_frame(q, 0, 25 * PAGE, 30 * PAGE, 5 * PAGE); /* B, over A */
+	cr_assert_eq(stats_of(q).flushes, 0);
+	free_frame(q, 0, 24 * PAGE, 31 * PAGE, 7 * PAGE); /* C, over both: 14 pages */
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.auto_flushes, 1);
+	cr_assert_lt(st.pending_ranges - st.held_ranges, 4, "%llu ranges pending after an enqueue",
+	             (unsigned long long)st.pending_ranges);
+	cr_assert_leq(st.pending_bytes, 13 * PAGE);
+	assert_identity(q);
+}
+
+/* Held ranges past max_delay_ns that a round cannot fit (a queue of
+ * capacity 1 selects one entry a round; two overlapping ranges need two)
+ * are settled all the same. */
+Test(huge, held_ranges_past_their_hold_go_even_when_a_round_cannot_fit_them)
+{
+	struct purge_config cfg = {.capacity = 1, .flags = PURGE_HUGE, .max_delay_ns = 10 * MS};
+	purge_queue *q = mkq(&cfg);
+	uint64_t next;
+
+	all_huge(4);
+	free_frame(q, 1, 0, 4 * PAGE, 4 * PAGE);    /* fills the queue: held */
+	free_frame(q, 1, 3 * PAGE, 4 * PAGE, PAGE); /* over it: held too */
+	cr_assert_eq(stats_of(q).held_ranges, 2);
+	fk.now += 20 * MS;
+	cr_assert_eq(purge_flush_due(q, 0, &next), 0);
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(st.pending_ranges, 0, "%llu ranges still pending",
+	             (unsigned long long)st.pending_ranges);
+	cr_assert_eq(next, UINT64_MAX);
+	assert_identity(q);
+}
