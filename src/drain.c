@@ -139,12 +139,15 @@ static bool drain_ordered(const struct iovec *a, size_t n)
 /* One round: sorted (PURGE_NO_COALESCE: as taken), then settled. */
 static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 {
+	size_t ordered = t->sorted ? SIZE_MAX : t->n; /* none of v[0..ordered) overlaps */
+
 	if (!(q->set.flags & PURGE_NO_COALESCE) && !t->sorted && !drain_ordered(t->v, t->n)) {
 		purge__sort_iov(t->v, t->tmp, t->n);
-		purge__sort_overlaps_last(t->v, t->tmp, t->n); /* each settled, and booked, alone */
+		/* each settled, and booked, alone */
+		ordered = purge__sort_overlaps_last(t->v, t->tmp, t->n);
 	}
 	if (q->frame && !t->counted) /* a frame plan counts its own */
-		purge__frames_tally(q, t->v, t->n);
+		purge__frames_tally(q, t->v, ordered, t->n);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
 	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);
 	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);

@@ -491,15 +491,15 @@ static void frames_tally_rest(struct frames_tally *t, const struct iovec *v, siz
 	frames_tally_parts(t);
 }
 
-void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n)
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t ordered, size_t n)
 {
 	struct frames_tally t = {.q = q, .sc = {.q = q}};
-	size_t k = 1;
+	size_t k = ordered < n ? ordered : n;
 
-	for (uintptr_t end = n ? (uintptr_t)v[0].iov_base + v[0].iov_len : 0;
-	     k < n && (uintptr_t)v[k].iov_base >= end; k++)
-		end = (uintptr_t)v[k].iov_base + v[k].iov_len;
-	frames_tally_ordered(&t, v, k < n ? k : n);
+	if (ordered == SIZE_MAX) /* a take by address: its overlapping pieces come last */
+		for (uintptr_t end = k = 0; k < n && (uintptr_t)v[k].iov_base >= end; k++)
+			end = (uintptr_t)v[k].iov_base + v[k].iov_len;
+	frames_tally_ordered(&t, v, k);
 	frames_tally_rest(&t, v, k, n);
 	frames_scan_end(&t.sc);
 	purge__books_frames(q, t.whole, t.split);

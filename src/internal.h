@@ -226,8 +226,9 @@ struct purge__frames_plan {
 };
 void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t);
 /* The frames a sorted selection purges whole, and the huge-backed ones it
- * purges in part, into the stats. */
-void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n);
+ * purges in part, into the stats: v[0..ordered) overlap none before them
+ * (SIZE_MAX: not known), the rest (bytes enqueued again) go after them. */
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t ordered, size_t n);
 
 /* flush.c: settle sel[0..n) (sorted, overlaps last; or as taken with
  * PURGE_NO_COALESCE): batching, coalescing, error attribution.  Talks to
