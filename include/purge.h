@@ -119,7 +119,11 @@ extern "C" {
  * pending bytes counts where it lies like any other (a frame that it and
  * others cover is whole); as a cancel does, a plan first settles such
  * ranges when more than 32 are pending.  A range across frames is cut at
- * frame boundaries, and a report to on_failure may name such a part.
+ * frame boundaries, and a report to on_failure may name such a part.  A
+ * round of the plan selects into about 3/8 of the queue's slots: a whole
+ * frame of more pieces than that (a queue of small capacity) cannot go
+ * whole, and a round that can take nothing settles the oldest `batch`
+ * ranges instead, held or not.
  * Held ranges and bytes do not count against capacity and
  * max_pending_bytes (no empty flushes: an enqueue stays O(1) amortised);
  * they occupy the queue's slots all the same.  To learn which frames huge
@@ -328,8 +332,9 @@ int purge_cancel(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
 /* Settle everything pending, merging ranges that touch.  Every pending
  * byte ends purged or reported failed.  Returns the number of on_failure
  * reports it made (>= 0), or -EINVAL (NULL), -EBUSY (called from
- * on_failure).  O(n) plus the system calls.  A flush holds the queue (and,
- * with PURGE_LOCKED, its lock) from start to end. */
+ * on_failure).  O(n) plus the system calls (with PURGE_HUGE, plus the
+ * PAGEMAP_SCANs that count frames_split: see "Huge pages").  A flush holds
+ * the queue (and, with PURGE_LOCKED, its lock) from start to end. */
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
@@ -339,7 +344,9 @@ int purge_flush(purge_queue *q);
  * CLOCK_MONOTONIC by up to two ticks (the timekeeper advances in whole
  * ticks of 1-10 ms for CONFIG_HZ 1000..100; 3-7 ms measured with a 4 ms
  * tick): a range may count as up to that much older, never younger.
- * Returns what purge_flush returns.  O(k log n) for the k ranges settled
+ * Returns what purge_flush returns.  With PURGE_HUGE it settles the parts
+ * the frame plan holds too (their huge pages split): an event loop that
+ * keeps them calls purge_flush_due().  O(k log n) for the k ranges settled
  * out of n pending, plus the system calls. */
 int purge_flush_older(purge_queue *q, uint64_t age_ns);
 

@@ -13,6 +13,10 @@
  *   cancel-miss  ns per purge_cancel of a page between pending ones
  *   reuse        ns per enqueue of a new page plus cancel of a pending
  *                one, n staying pending (an allocator's free and reuse)
+ *   flush        ns per range for the purge_flush that empties the queue
+ *                after those (its pages were never touched: the library's
+ *                share of a flush, with the kernel's cheapest)
+ *   flush-huge   the same for n enqueues into a PURGE_HUGE queue
  *   memory       bytes a range: purge_queue_bytes(n), and of it what a queue
  *                writes (resident afterwards) for n enqueues and a flush,
  *                then with one cancel among them (the index and age list)
@@ -132,6 +136,7 @@ struct bed {
 	size_t *perm; /* the even pages in random order */
 	purge_queue *q;
 	purge_queue *aged; /* the same with max_delay_ns: ages kept */
+	purge_queue *huge; /* the same with PURGE_HUGE */
 };
 
 static char *pg(const struct bed *b, size_t i)
@@ -214,9 +219,9 @@ static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
 	return (double)t / ops;
 }
 
-enum { M_ENQ, M_AGED, M_INDEX, M_HIT, M_MISS, M_REUSE, M_KINDS };
-static const char *const names[M_KINDS] = {"enqueue",    "enqueue-aged", "index",
-                                           "cancel-hit", "cancel-miss",  "reuse"};
+enum { M_ENQ, M_AGED, M_INDEX, M_HIT, M_MISS, M_REUSE, M_FLUSH, M_FLUSH_HUGE, M_KINDS };
+static const char *const names[M_KINDS] = {"enqueue",     "enqueue-aged", "index", "cancel-hit",
+                                           "cancel-miss", "reuse",        "flush", "flush-huge"};
 
 /* One repeat on the queue: fill it, then each measurement once, then
  * empty it (untimed). */
@@ -237,7 +242,14 @@ static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
 	out[M_HIT] = cancel_hit(b, ops, seed);
 	out[M_MISS] = cancel_miss(b, ops, seed);
 	out[M_REUSE] = reuse(b, ops, seed);
-	purge_flush(b->q);
+	t0 = now_ns();
+	ret = purge_flush(b->q);
+	out[M_FLUSH] = (double)(now_ns() - t0) / b->n;
+	fill_into(b, b->huge);
+	t0 = now_ns();
+	ret |= purge_flush(b->huge);
+	out[M_FLUSH_HUGE] = (double)(now_ns() - t0) / b->n;
+	check(ret < 0, "purge_flush");
 }
 
 static void measure(size_t n, const struct opts *o)
@@ -258,6 +270,10 @@ static void measure(size_t n, const struct opts *o)
 	cfg.max_delay_ns = 3600 * 1000000000ull;
 	if (purge_queue_create(&b.aged, &cfg))
 		die("purge_queue_create", ENOMEM);
+	cfg.max_delay_ns = 0;
+	cfg.flags = PURGE_HUGE;
+	if (purge_queue_create(&b.huge, &cfg))
+		die("purge_queue_create", ENOMEM);
 	/* at most an eighth of the queue: n stays about the same */
 	unsigned ops = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
 	for (unsigned r = 0; r <= o->repeat; r++) {
@@ -268,6 +284,7 @@ static void measure(size_t n, const struct opts *o)
 	}
 	purge_queue_destroy(b.q);
 	purge_queue_destroy(b.aged);
+	purge_queue_destroy(b.huge);
 	for (int m = 0; m < M_KINDS; m++) {
 		printf("%-12s %9zu %9.1f %9.1f %9.1f\n", names[m], n,
 		       pct(v[m], o->repeat, 0.5) / 10, pct(v[m], o->repeat, 0.1) / 10,
