@@ -126,7 +126,9 @@ extern "C" {
  * ranges instead, held or not.
  * Held ranges and bytes do not count against capacity and
  * max_pending_bytes (no empty flushes: an enqueue stays O(1) amortised);
- * they occupy the queue's slots all the same.  To learn which frames huge
+ * they occupy the queue's slots all the same.  The parts a plan cuts are
+ * ranges of their own: PURGE_INCREMENTAL rounds go on until the queue is
+ * also back under capacity.  To learn which frames huge
  * pages back, a flush that purges part of a frame, holding or not, opens
  * /proc/self/pagemap once and makes one PAGEMAP_SCAN for each run of such
  * frames (at most one frame apart); the kernel walks the page tables of
