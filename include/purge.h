@@ -107,27 +107,41 @@ extern "C" {
  * on x86_64 with 4 KiB pages).  A purge of part of a huge-backed frame
  * splits the huge page and frees nothing until reclaim; a purge of all of
  * it frees it at once, page tables included.  With the flag, automatic
- * flushes, PURGE_INCREMENTAL rounds and purge_flush_to() plan around
- * frames: of the ranges they look at, the part in a frame that is wholly
- * pending goes with the whole frame, first; the part in a frame a huge page
- * backs (PAGEMAP_SCAN, Linux 6.7+, says which; where the kernel cannot
- * tell, every frame may be) is held: left pending until its frame is whole
- * and a later flush plans again, until it is max_delay_ns old (no limit
- * when 0), until purge_flush() or purge_flush_older(), or until the queue
- * needs its room (spare room for splits, or capacity: the oldest go then,
- * held or not); the rest goes as before.  A range across frames is cut at
- * frame boundaries, and a report to on_failure may name such a part.
+ * flushes, PURGE_INCREMENTAL rounds, purge_flush_to() and purge_flush_due()
+ * plan around frames: of the ranges they look at, the part in a frame that
+ * is wholly pending goes with the whole frame, first; the part in a frame
+ * a huge page backs (PAGEMAP_SCAN, Linux 6.7+, says which; where the kernel
+ * cannot tell, every frame may be) is held: left pending until its frame
+ * is whole and a later flush plans again, until it is max_delay_ns old (no
+ * limit when 0), until purge_flush() or purge_flush_older(), or until the
+ * queue needs its room (spare room for splits, or capacity: the oldest go
+ * then, held or not); the rest goes as before.  A range enqueued over
+ * pending bytes counts where it lies like any other (a frame that it and
+ * others cover is whole); as a cancel does, a plan first settles such
+ * ranges when more than 32 are pending.  A range across frames is cut at
+ * frame boundaries, and a report to on_failure may name such a part.  A
+ * round of the plan selects into about 3/8 of the queue's slots: a whole
+ * frame of more pieces than that (a queue of small capacity) cannot go
+ * whole, and a round that can take nothing settles the oldest `batch`
+ * ranges instead, held or not.
  * Held ranges and bytes do not count against capacity and
  * max_pending_bytes (no empty flushes: an enqueue stays O(1) amortised);
- * they occupy the queue's slots all the same.  Without the flag nothing
- * changes.  With PURGE_NO_COALESCE: -EINVAL (a whole frame must reach the
- * kernel as one range).  Stats: frames_whole, frames_split, held_ranges,
- * held_bytes. */
+ * they occupy the queue's slots all the same.  The parts a plan cuts are
+ * ranges of their own: PURGE_INCREMENTAL rounds go on until the queue is
+ * also back under capacity.  To learn which frames huge
+ * pages back, a flush that purges part of a frame, holding or not, opens
+ * /proc/self/pagemap once and makes one PAGEMAP_SCAN for each run of such
+ * frames (at most one frame apart); the kernel walks the page tables of
+ * those frames only (about 2 us a scan and 4 us the open, measured).
+ * Without the flag nothing changes.  With PURGE_NO_COALESCE: -EINVAL (a
+ * whole frame must reach the kernel as one range).  Stats: frames_whole,
+ * frames_split, held_ranges, held_bytes. */
 
 /* Ages.  Keeping a range's enqueue time costs a clock read per enqueue
  * (CLOCK_MONOTONIC_COARSE, a few ns).  A queue keeps them when it has a
- * max_delay_ns, with PURGE_AGES, or from its first purge_flush_older() or
- * purge_oldest_ns() on; ranges already pending then count as enqueued
+ * max_delay_ns, with PURGE_AGES, or from its first purge_flush_older(),
+ * purge_flush_due() or purge_oldest_ns() on; ranges already pending then
+ * count as enqueued
  * when the queue last became non-empty (older than they may be, never
  * younger).  Other queues read the clock only when they become
  * non-empty.  So on a queue without ages the first purge_flush_older()
@@ -323,8 +337,9 @@ int purge_cancel(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
 /* Settle everything pending, merging ranges that touch.  Every pending
  * byte ends purged or reported failed.  Returns the number of on_failure
  * reports it made (>= 0), or -EINVAL (NULL), -EBUSY (called from
- * on_failure).  O(n) plus the system calls.  A flush holds the queue (and,
- * with PURGE_LOCKED, its lock) from start to end. */
+ * on_failure).  O(n) plus the system calls (with PURGE_HUGE, plus the
+ * PAGEMAP_SCANs that count frames_split: see "Huge pages").  A flush holds
+ * the queue (and, with PURGE_LOCKED, its lock) from start to end. */
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
@@ -334,20 +349,45 @@ int purge_flush(purge_queue *q);
  * CLOCK_MONOTONIC by up to two ticks (the timekeeper advances in whole
  * ticks of 1-10 ms for CONFIG_HZ 1000..100; 3-7 ms measured with a 4 ms
  * tick): a range may count as up to that much older, never younger.
- * Returns what purge_flush returns.  O(k log n) for the k ranges settled
+ * Returns what purge_flush returns.  With PURGE_HUGE it settles the parts
+ * the frame plan holds too (their huge pages split): an event loop that
+ * keeps them calls purge_flush_due().  O(k log n) for the k ranges settled
  * out of n pending, plus the system calls. */
 int purge_flush_older(purge_queue *q, uint64_t age_ns);
 
-/* Settle the oldest ranges until at most keep_bytes are pending.  Returns
- * what purge_flush returns.  O(k log n) for the k ranges settled out of n
+/* Settle the oldest ranges until at most keep_bytes are pending (with
+ * PURGE_HUGE, not counting what the frame plan holds).  Returns what
+ * purge_flush returns.  O(k log n) for the k ranges settled out of n
  * pending, plus the system calls. */
 int purge_flush_to(purge_queue *q, size_t keep_bytes);
 
+/* For an event loop: settle what has waited age_ns, keeping what PURGE_HUGE
+ * holds, and say when the next thing is due (2.2).  Without PURGE_HUGE it
+ * settles what purge_flush_older(q, age_ns) does.  With it, the ranges at
+ * least age_ns old go through the frame plan ("Huge pages"): their parts
+ * in wholly pending frames go, with the whole frame; their parts in
+ * huge-backed frames stay held until they are also max_delay_ns old (no
+ * limit when 0), so a loop that calls it splits no huge page that waiting
+ * could free whole.  An age_ns of 0 makes everything due.  *next_ns (when
+ * next_ns is not NULL) is the CLOCK_MONOTONIC time at which this call next
+ * has something to settle: age_ns after the oldest range not held was
+ * enqueued, or, for held ranges, max(age_ns, max_delay_ns) after the
+ * oldest of them; UINT64_MAX when nothing will be (nothing pending, or
+ * only held ranges and no max_delay_ns), and after an error.  Ages are
+ * purge_flush_older()'s: read up to two ticks early, so that what is due
+ * at *next_ns is old enough then.  When nothing is due it makes no system
+ * call and counts no flush.  Returns what purge_flush returns: the
+ * on_failure reports (>= 0), or -EINVAL (NULL or destroyed queue), -EBUSY
+ * (called from on_failure).  O(k log n) for the k ranges settled out of n
+ * pending, plus the system calls; O(1) when nothing is due. */
+int purge_flush_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
+
 /* CLOCK_MONOTONIC ns (read from CLOCK_MONOTONIC_COARSE, up to two ticks
- * early) at which the oldest pending range was enqueued; 0 when nothing
- * is pending or q is NULL.  An
- * event loop schedules its next purge_flush_older from it: no daemon.
- * O(1). */
+ * early) at which the oldest pending range was enqueued, held ones
+ * included; 0 when nothing is pending or q is NULL.  An event loop
+ * schedules its next purge_flush_older from it: no daemon (with
+ * PURGE_HUGE, purge_flush_due's deadline instead, which knows what is
+ * held).  O(1). */
 uint64_t purge_oldest_ns(const purge_queue *q);
 
 /* Iovecs per process_madvise call for the next flushes, 1..PURGE_BATCH_MAX.

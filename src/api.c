@@ -149,6 +149,18 @@ int purge_flush_to(purge_queue *q, size_t keep_bytes)
 	return ret ? ret : api_leave(q, purge__drain_to(q, keep_bytes));
 }
 
+int purge_flush_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns)
+{
+	int ret = api_enter(q);
+
+	if (ret) {
+		if (next_ns)
+			*next_ns = UINT64_MAX;
+		return ret;
+	}
+	return api_leave(q, purge__drain_due(q, age_ns, next_ns));
+}
+
 /* The queue starts keeping ages here if it did not yet: the API's const is
  * the caller's promise, the queue's memory is the library's. */
 uint64_t purge_oldest_ns(const purge_queue *q)

@@ -31,18 +31,27 @@ struct drain_plan {
 	bool holds;         /* PURGE_HUGE: parts of huge frames wait (frames.c) */
 };
 
-/* Held pieces past their hold (max_delay_ns) are due again. */
-static uint64_t drain_due(const purge_queue *q, uint64_t now)
+/* Held pieces stamped no later than this are past their hold
+ * (max_delay_ns) and, for this plan, due (0: none). */
+static uint64_t drain_old_until(const purge_queue *q, const struct drain_plan *p)
 {
-	return q->set.max_delay_ns && now > q->set.max_delay_ns ? now - q->set.max_delay_ns : 0;
+	uint64_t until =
+	    q->set.max_delay_ns && p->now > q->set.max_delay_ns ? p->now - q->set.max_delay_ns : 0;
+
+	return until < p->max_stamp ? until : p->max_stamp;
 }
 
-/* Has a frame plan anything left to look at? */
-static bool drain_candidates(const purge_queue *q, uint64_t now)
+/* Has a frame plan anything left to look at: a new piece due, or a held
+ * one past its hold? */
+static bool drain_candidates(const purge_queue *q, const struct drain_plan *p)
 {
-	uint64_t due = drain_due(q, now), oldest = purge__store_oldest(&q->s);
+	const struct purge__store *s = &q->s;
+	uint32_t id = s->linked ? s->fresh : s->head;
+	uint64_t old = drain_old_until(q, p), oldest = purge__store_oldest(s);
 
-	return q->s.fresh != PURGE_STORE_NONE || !q->s.linked || (due && oldest && oldest <= due);
+	if (id != PURGE_STORE_NONE && (!s->aged || s->stamp[id] <= p->max_stamp))
+		return true;
+	return old && oldest && oldest <= old;
 }
 
 /* Another round of the same flush? */
@@ -50,7 +59,7 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 {
 	if (purge__store_live(&q->s) == 0)
 		return false;
-	if (p->holds && !drain_candidates(q, p->now))
+	if (p->holds && !drain_candidates(q, p))
 		return false;
 	if (p->holds && p->take == TAKE_ALL)
 		return true;
@@ -70,21 +79,28 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 
 /* A round of the frame plan; one that can take nothing though pieces
  * wait (a frame's parts fill the selection, or splits lack room) takes
- * the oldest instead, so that every round settles something. */
+ * the oldest instead, so that every round settles something.  As a cancel
+ * does, it first settles the ranges enqueued over pending bytes when more
+ * than PURGE_OVL_MAX are (each costs the plan a look at every frame). */
 static bool drain_take_frames(purge_queue *q, const struct drain_plan *p, uint64_t over,
                               struct purge__take *t)
 {
 	const struct purge__frames_plan fp = {
 	    .max_pieces = p->take == TAKE_ALL ? SIZE_MAX : p->per_round,
 	    .max_bytes = p->keep ? over : UINT64_MAX,
-	    .old_until = drain_due(q, p->now),
+	    .old_until = drain_old_until(q, p),
+	    .max_stamp = p->max_stamp,
 	};
 	uint32_t fresh = q->s.linked ? q->s.fresh : q->s.head;
 
+	purge__store_link(&q->s);
+	if (q->s.novl > PURGE_OVL_MAX) {
+		purge__store_take_ovl(&q->s, t);
+		return t->n != 0;
+	}
 	purge__frames_take(q, &fp, t);
-	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh &&
-	    fresh != PURGE_STORE_NONE)
-		purge__store_take_oldest(&q->s, q->set.batch, UINT64_MAX, over, true, t);
+	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh && drain_candidates(q, p))
+		purge__store_take_oldest(&q->s, q->set.batch, p->max_stamp, over, true, t);
 	/* a round that held all it saw made progress too */
 	return t->n || q->s.fresh != fresh;
 }
@@ -106,28 +122,6 @@ static bool drain_take(purge_queue *q, const struct drain_plan *p, struct purge_
 	return t->n != 0;
 }
 
-/* After sorting: ranges that overlap an earlier one (bytes enqueued again
- * while pending) move to the end, so that the others still merge with
- * their neighbours.  Each is settled, and booked, on its own. */
-static void drain_overlaps_last(struct iovec *a, struct iovec *tmp, size_t n)
-{
-	size_t k = 0, r = 0;
-	uintptr_t end = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uintptr_t s = (uintptr_t)a[i].iov_base;
-		if (k && s < end) {
-			tmp[r++] = a[i];
-			continue;
-		}
-		if (k != i)
-			a[k] = a[i];
-		k++;
-		end = s + a[i].iov_len;
-	}
-	memcpy(a + k, tmp, r * sizeof(*a));
-}
-
 /* In address order, none overlapping the one before: the common case of
  * an allocator that frees in address order, settled without a sort. */
 static bool drain_ordered(const struct iovec *a, size_t n)
@@ -145,12 +139,15 @@ static bool drain_ordered(const struct iovec *a, size_t n)
 /* One round: sorted (PURGE_NO_COALESCE: as taken), then settled. */
 static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 {
+	size_t ordered = t->sorted ? SIZE_MAX : t->n; /* none of v[0..ordered) overlaps */
+
 	if (!(q->set.flags & PURGE_NO_COALESCE) && !t->sorted && !drain_ordered(t->v, t->n)) {
 		purge__sort_iov(t->v, t->tmp, t->n);
-		drain_overlaps_last(t->v, t->tmp, t->n);
+		/* each settled, and booked, alone */
+		ordered = purge__sort_overlaps_last(t->v, t->tmp, t->n);
 	}
-	if (q->frame && !t->sorted) /* a frame plan counts its own */
-		purge__frames_tally(q, t->v, t->n);
+	if (q->frame && !t->counted) /* a frame plan counts its own */
+		purge__frames_tally(q, t->v, ordered, t->n);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
 	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);
 	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);
@@ -216,6 +213,56 @@ int purge__drain_to(purge_queue *q, size_t keep_bytes)
 	return drain_settle(q, &p);
 }
 
+/* a + b, or UINT64_MAX when that does not fit */
+static uint64_t drain_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* When purge_flush_due has something to settle next: the first piece not
+ * held, age_ns after its stamp; the oldest piece, when held, once also
+ * past its hold (never without max_delay_ns).  UINT64_MAX: never.  Every
+ * piece before fresh is held (store.h), and pieces held from fresh on are
+ * few, so this is O(1) but for them. */
+static uint64_t drain_next_due(const purge_queue *q, uint64_t age_ns)
+{
+	const struct purge__store *s = &q->s;
+	uint64_t next = UINT64_MAX, hold;
+
+	if (purge__store_live(s) == 0)
+		return next;
+	uint32_t id = purge__store_first_unheld(s, s->linked ? s->fresh : s->head);
+	if (id != PURGE_STORE_NONE)
+		next = drain_add(s->stamp[id], age_ns);
+	if (s->nheld && q->set.max_delay_ns) {
+		hold = q->set.max_delay_ns > age_ns ? q->set.max_delay_ns : age_ns;
+		hold = drain_add(s->stamp[s->head], hold);
+		next = hold < next ? hold : next;
+	}
+	return next;
+}
+
+int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns)
+{
+	int ret = 0;
+
+	purge__store_age(&q->s);
+	/* the stamps' coarse clock is never ahead of this one: a range may
+	 * pass for up to two ticks older than it is, never younger */
+	uint64_t now = purge__now(q, false);
+	if (drain_next_due(q, age_ns) <= now) {
+		const struct drain_plan p = {.take = TAKE_OLDEST,
+		                             .per_round = SIZE_MAX,
+		                             .max_stamp = now - age_ns,
+		                             .now = now,
+		                             .holds = q->frame != 0};
+		ret = drain_settle(q, &p);
+	}
+	if (next_ns)
+		*next_ns = drain_next_due(q, age_ns);
+	return ret;
+}
+
 uint64_t purge__drain_oldest(purge_queue *q)
 {
 	purge__store_age(&q->s);
@@ -239,13 +286,18 @@ void purge__drain_room(purge_queue *q, uint32_t need)
  * `batch` while any threshold of c is still crossed. */
 void purge__drain_auto(purge_queue *q, unsigned c, uint64_t now)
 {
-	const struct drain_plan all = {
-	    .automatic = true, .take = TAKE_ALL, .now = now, .holds = q->frame != 0};
+	const struct drain_plan all = {.automatic = true,
+	                               .take = TAKE_ALL,
+	                               .max_stamp = UINT64_MAX,
+	                               .now = now,
+	                               .holds = q->frame != 0};
+	/* a frame plan cuts ranges at frame boundaries: its parts may fill the
+	 * queue, so its rounds go on while any threshold is crossed */
 	const struct drain_plan rounds = {.automatic = true,
 	                                  .take = TAKE_OLDEST,
 	                                  .per_round = q->set.batch,
 	                                  .max_stamp = UINT64_MAX,
-	                                  .over = c,
+	                                  .over = c | (q->frame ? PURGE_OVER_COUNT : 0),
 	                                  .now = now,
 	                                  .holds = q->frame != 0};
 

@@ -242,21 +242,28 @@ static size_t flush_joins_before(const struct flush_run *r, size_t f)
 
 /* ---- failures ------------------------------------------------------------ */
 
-/* iovec f failed and the cursor is at its start.  Merged ranges go again
- * alone; a range alone is booked with err (0: ask the kernel). */
+/* iovec f failed and the cursor is at its start.  A merged one whose
+ * errno is not known is asked alone first, whole (a huge-page frame that
+ * goes in parts is split); if that fails too, or err says why, its ranges
+ * go again alone.  A range alone is booked with err (0: ask the kernel). */
 static void flush_failed_iovec(struct flush_run *r, size_t f, int err)
 {
 	const struct purge__slot at = flush_slot(r, f);
 	const struct iovec *v = &r->iov[f];
 	size_t j = at.piece, left = v->iov_len + at.off;
+	struct iovec one = *v; /* v may be the list itself: settling moves past it */
 
 	if (left > r->sel[j].iov_len) {
+		if (err == 0 && flush_attribute(r, &one) == 0) {
+			purge__books_merged(r->q, at.joins);
+			flush_settle(r, one.iov_len, 0);
+			return;
+		}
 		while (left > r->sel[j].iov_len)
 			left -= r->sel[j++].iov_len;
 		r->solo = j + 1;
 		return;
 	}
-	struct iovec one = *v; /* v may be the list itself: settling moves past it */
 	flush_settle(r, one.iov_len, err ? err : flush_attribute(r, &one));
 }
 

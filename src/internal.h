@@ -84,11 +84,17 @@ struct purge__backend {
 	size_t (*page_size)(void *ctx);
 	/* the huge-page frame (PMD) size, read once for a PURGE_HUGE queue */
 	size_t (*frame_size)(void *ctx);
-	/* the parts of [lo, hi) that huge pages back, in address order, at most
-	 * max of them; *done: where the answer ends (hi when it covers all).
-	 * Returns the count, or a negative errno when the kernel cannot tell. */
-	ssize_t (*huge_spans)(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
-	                      uintptr_t *done);
+	/* Which frames huge pages back (PAGEMAP_SCAN), for one flush round:
+	 * scan_open gives a handle (>= 0), or a negative errno when the kernel
+	 * cannot tell; huge_spans, through it, the parts of [lo, hi) that huge
+	 * pages back, in address order, at most max of them, with in *done
+	 * where the answer ends (hi when it covers all), or a negative errno;
+	 * scan_close ends the round.  The kernel walks every page-table entry
+	 * of [lo, hi): frames.c asks only about the frames a flush touches. */
+	int (*scan_open)(void *ctx);
+	ssize_t (*huge_spans)(void *ctx, int h, uintptr_t lo, uintptr_t hi, struct iovec *out,
+	                      size_t max, uintptr_t *done);
+	void (*scan_close)(void *ctx, int h);
 	void *ctx;
 };
 
@@ -208,6 +214,7 @@ int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
 int purge__drain_all(purge_queue *q);
 int purge__drain_older(purge_queue *q, uint64_t age_ns);
 int purge__drain_to(purge_queue *q, size_t keep_bytes);
+int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
 uint64_t purge__drain_oldest(purge_queue *q);
 
 /* frames.c: with PURGE_HUGE, what a holding flush takes, one round. */
@@ -215,11 +222,13 @@ struct purge__frames_plan {
 	size_t max_pieces;  /* pieces a round looks at, at most */
 	uint64_t max_bytes; /* about as many bytes as a round looks at */
 	uint64_t old_until; /* held pieces stamped no later than this are due (0: none) */
+	uint64_t max_stamp; /* new pieces stamped later are not looked at */
 };
 void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t);
 /* The frames a sorted selection purges whole, and the huge-backed ones it
- * purges in part, into the stats. */
-void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t n);
+ * purges in part, into the stats: v[0..ordered) overlap none before them
+ * (SIZE_MAX: not known), the rest (bytes enqueued again) go after them. */
+void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t ordered, size_t n);
 
 /* flush.c: settle sel[0..n) (sorted, overlaps last; or as taken with
  * PURGE_NO_COALESCE): batching, coalescing, error attribution.  Talks to

@@ -99,3 +99,23 @@ void purge__sort(void *va, void *vtmp, size_t n)
 	if (from != a)
 		memcpy(a, from, n * SORT_ELEM);
 }
+
+size_t purge__sort_overlaps_last(struct iovec *a, struct iovec *tmp, size_t n)
+{
+	size_t k = 0, r = 0;
+	uintptr_t end = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uintptr_t s = (uintptr_t)a[i].iov_base;
+		if (k && s < end) {
+			tmp[r++] = a[i];
+			continue;
+		}
+		if (k != i)
+			a[k] = a[i];
+		k++;
+		end = s + a[i].iov_len;
+	}
+	memcpy(a + k, tmp, r * sizeof(*a));
+	return k;
+}

@@ -30,6 +30,12 @@ static inline void purge__sort_kv(struct purge__kv *a, struct purge__kv *tmp, si
 	purge__sort(a, tmp, n);
 }
 
+/* After sorting a by base: ranges that overlap one before them (bytes
+ * enqueued again while pending) move to the end, in order, so that the
+ * others still merge with their neighbours (tmp: n iovecs of scratch).
+ * Returns how many stay in front. */
+size_t purge__sort_overlaps_last(struct iovec *a, struct iovec *tmp, size_t n);
+
 #pragma GCC visibility pop
 
 #endif

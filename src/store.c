@@ -23,7 +23,7 @@
 enum { STORE_TAIL, STORE_INDEX, STORE_OVL };
 #define STORE_TAKEN  (1u << 31) /* in info: chosen by a take by address */
 #define STORE_HELD   (1u << 30) /* in info: held for its huge-page frame (frames.c) */
-#define STORE_MARKS  (STORE_TAKEN | STORE_HELD | PURGE_STORE_CAND)
+#define STORE_MARKS  (STORE_TAKEN | STORE_HELD)
 #define STORE_POS(i) (((i) & ~STORE_MARKS) >> 2) /* place in ovl[] */
 
 static uintptr_t store_start(const struct purge__store *s, uint32_t id)
@@ -142,7 +142,7 @@ static void store_unlink(struct purge__store *s, uint32_t id)
 		s->nheld--;
 		s->held_bytes -= s->rng[id].iov_len;
 	}
-	s->link[id].info &= ~STORE_MARKS; /* a free slot is no candidate of a plan */
+	s->link[id].info &= ~STORE_MARKS; /* a free slot is neither held nor taken */
 	if (s->fresh == id)
 		s->fresh = l.next;
 	if (l.prev == NONE)
@@ -515,12 +515,14 @@ uint32_t purge__store_remove(struct purge__store *s, uintptr_t start, uintptr_t 
 
 /* ---- what frames.c reads and marks -------------------------------------- */
 
-uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, uint32_t *pieces)
+/* Pending bytes of the indexed pieces in [a, b) (they are disjoint), and
+ * how many of them meet it. */
+static uint64_t store_cover_index(struct purge__store *s, uintptr_t a, uintptr_t b,
+                                  uint32_t *pieces)
 {
 	struct purge__ipos pos;
 	uint64_t bytes = 0;
 
-	*pieces = s->novl; /* each may overlap [a, b): room for them in a sink */
 	bool ok = purge__idx_find_le(&s->idx, a, &pos) || purge__idx_find_ge(&s->idx, a, &pos);
 	for (; ok && purge__idx_key(&s->idx, &pos) < b; ok = purge__idx_next(&s->idx, &pos)) {
 		uint32_t id = purge__idx_val(&s->idx, &pos);
@@ -534,7 +536,51 @@ uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, ui
 	return bytes;
 }
 
-void purge__store_hold(struct purge__store *s, uint32_t id)
+#define STORE_OVL_PARTS 64 /* overlapping pieces in one interval counted exactly */
+
+/* What the overlapping pieces add to the indexed ones in [a, b): their
+ * parts there, sorted and merged, less the indexed bytes under them.  With
+ * more than STORE_OVL_PARTS of them in [a, b), a lower bound that is not
+ * zero when one of them is there. */
+static uint64_t store_cover_ovl(struct purge__store *s, uintptr_t a, uintptr_t b, uint64_t indexed)
+{
+	struct iovec part[STORE_OVL_PARTS];
+	size_t k = 0;
+	uint64_t add = 0;
+	uint32_t n;
+
+	for (uint32_t i = 0; i < s->novl; i++) {
+		uint32_t id = s->ovl[i];
+		uintptr_t lo = store_start(s, id) > a ? store_start(s, id) : a;
+		uintptr_t hi = store_end(s, id) < b ? store_end(s, id) : b;
+		if (hi <= lo)
+			continue;
+		if (k == STORE_OVL_PARTS)
+			return indexed ? 0 : 1;
+		size_t j = k++; /* insertion sort by start */
+		for (; j > 0 && (uintptr_t)part[j - 1].iov_base > lo; j--)
+			part[j] = part[j - 1];
+		part[j] = (struct iovec){(void *)lo, hi - lo};
+	}
+	for (size_t i = 0; i < k;) {
+		uintptr_t lo = (uintptr_t)part[i].iov_base, hi = lo + part[i].iov_len;
+		for (i++; i < k && (uintptr_t)part[i].iov_base <= hi; i++) {
+			uintptr_t e = (uintptr_t)part[i].iov_base + part[i].iov_len;
+			hi = e > hi ? e : hi;
+		}
+		add += hi - lo - store_cover_index(s, lo, hi, &n);
+	}
+	return add;
+}
+
+uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, uint32_t *pieces)
+{
+	*pieces = s->novl; /* each may overlap [a, b): room for them in a sink */
+	uint64_t bytes = store_cover_index(s, a, b, pieces);
+	return s->novl ? bytes + store_cover_ovl(s, a, b, bytes) : bytes;
+}
+
+static void store_hold(struct purge__store *s, uint32_t id)
 {
 	if (store_held(s, id))
 		return;
@@ -552,17 +598,29 @@ void purge__store_hold_in(struct purge__store *s, uintptr_t a, uintptr_t b)
 {
 	struct purge__ipos pos;
 
-	bool ok = purge__idx_find_le(&s->idx, a, &pos) || purge__idx_find_ge(&s->idx, a, &pos);
+	bool ok = purge__idx_find_ge(&s->idx, a, &pos);
 	for (; ok && purge__idx_key(&s->idx, &pos) < b; ok = purge__idx_next(&s->idx, &pos)) {
 		uint32_t id = purge__idx_val(&s->idx, &pos);
-		if (store_end(s, id) > a)
-			purge__store_hold(s, id);
+		if (store_end(s, id) <= b)
+			store_hold(s, id);
 	}
+	for (uint32_t i = 0; i < s->novl; i++)
+		if (store_start(s, s->ovl[i]) >= a && store_end(s, s->ovl[i]) <= b)
+			store_hold(s, s->ovl[i]);
 }
 
 void purge__store_set_fresh(struct purge__store *s, uint32_t id)
 {
 	s->fresh = s->live ? id : NONE;
+}
+
+uint32_t purge__store_first_unheld(const struct purge__store *s, uint32_t id)
+{
+	if (!s->linked)
+		return s->live ? id : NONE;
+	while (id != NONE && (s->link[id].info & STORE_HELD))
+		id = s->link[id].next;
+	return id;
 }
 
 /* ---- take ---------------------------------------------------------------- */
@@ -624,18 +682,18 @@ void purge__store_take_oldest(struct purge__store *s, size_t max, uint64_t max_s
 	size_t k = store_count_oldest(s, max, max_stamp, max_bytes), half = store_half(s);
 
 	if (!s->linked) { /* plain: the slots themselves, and all the scratch */
-		*t = (struct purge__take){s->rng + s->head, k, v, false};
+		*t = (struct purge__take){s->rng + s->head, k, v, false, false};
 		s->head += (uint32_t)k;
 		s->live -= (uint32_t)k;
 	} else if (by_address && k > half) {
-		*t = (struct purge__take){v, store_take_by_address(s, k, v), NULL, true};
+		*t = (struct purge__take){v, store_take_by_address(s, k, v), NULL, true, false};
 	} else {
 		for (size_t i = 0; i < k; i++) {
 			uint32_t id = s->head;
 			v[i] = s->rng[id];
 			store_detach(s, id);
 		}
-		*t = (struct purge__take){v, k, by_address ? v + half : NULL, false};
+		*t = (struct purge__take){v, k, by_address ? v + half : NULL, false, false};
 	}
 	if (s->live == 0)
 		store_reset(s);
@@ -647,11 +705,11 @@ void purge__store_take_all(struct purge__store *s, struct purge__take *t)
 	size_t n = 0;
 
 	if (!s->linked) {
-		*t = (struct purge__take){s->rng + s->head, s->live, v, false};
+		*t = (struct purge__take){s->rng + s->head, s->live, v, false, false};
 	} else { /* gathered in age order; the slots are free for sorting then */
 		STORE_EACH(s, id, k)
 		v[n++] = s->rng[id];
-		*t = (struct purge__take){v, n, s->rng, false};
+		*t = (struct purge__take){v, n, s->rng, false, false};
 	}
 	store_reset(s);
 }
@@ -666,7 +724,7 @@ void purge__store_take_ovl(struct purge__store *s, struct purge__take *t)
 		v[k++] = s->rng[id];
 		store_detach(s, id);
 	}
-	*t = (struct purge__take){v, k, v + half, false};
+	*t = (struct purge__take){v, k, v + half, false, false};
 	if (s->live == 0)
 		store_reset(s);
 }

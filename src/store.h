@@ -158,20 +158,22 @@ uint32_t purge__store_remove(struct purge__store *s, uintptr_t start, uintptr_t 
 
 /*
  * For the frame plan (frames.c), on a linked, indexed store.  Pieces are
- * slots of rng; the age list runs head -> next; the pieces no plan has
- * seen are the list's suffix from `fresh`.
+ * slots of rng; the age list runs head -> next.  Every piece before
+ * `fresh` is held: a plan saw it.  From fresh on are the pieces no plan
+ * has seen, and the few a plan held ahead of their turn (they lay inside
+ * a range it saw: a range enqueued over pending bytes).
  */
-#define PURGE_STORE_CAND (1u << 29) /* info mark of frames.c's candidates */
-
 void purge__store_link(struct purge__store *s); /* linked and fully indexed */
-/* Holds the indexed pieces that intersect [a, b). */
+/* Holds the pending pieces that lie inside [a, b). */
 void purge__store_hold_in(struct purge__store *s, uintptr_t a, uintptr_t b);
-/* The pieces from id on (NONE: none) have not been seen by a plan. */
+/* The pieces from id on (NONE: none) are new to the plans. */
 void purge__store_set_fresh(struct purge__store *s, uint32_t id);
-/* Pending bytes of [a, b), and in *pieces how many parts a removal of it
- * may put in a sink. */
+/* The first piece from id on (age order) that is not held; NONE: none. */
+uint32_t purge__store_first_unheld(const struct purge__store *s, uint32_t id);
+/* Pending bytes of [a, b) (bytes pending twice count once: a lower bound,
+ * not 0 when any is, if more than 64 overlapping pieces meet it), and in
+ * *pieces how many parts a removal of it may put in a sink. */
 uint64_t purge__store_cover(struct purge__store *s, uintptr_t a, uintptr_t b, uint32_t *pieces);
-void purge__store_hold(struct purge__store *s, uint32_t id);
 
 static inline uint32_t purge__store_next(const struct purge__store *s, uint32_t id)
 {
@@ -198,6 +200,7 @@ struct purge__take {
 	size_t n;
 	struct iovec *tmp; /* n iovecs of scratch, disjoint from v; NULL if not asked */
 	bool sorted;       /* already in address order (overlapping pieces last) */
+	bool counted;      /* its frames are in the stats already (a frame plan's) */
 };
 
 /* The oldest pieces, at most max of them, while their stamp is <=

@@ -142,17 +142,32 @@ static size_t sys_frame_size(void *ctx)
 	return frame;
 }
 
-/* One PAGEMAP_SCAN of this process's pagemap, opened for the call: an fd
- * kept open would name the parent after fork(). */
-static ssize_t sys_huge_spans(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
-                              uintptr_t *done)
+/* The pagemap of this process, opened for one flush round: an fd kept
+ * open would name the parent after fork().  errno is left alone. */
+static int sys_scan_open(void *ctx)
 {
-	struct page_region v[32];
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int saved = errno, fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int ret = fd < 0 ? -errno : fd;
 
 	(void)ctx;
-	if (fd < 0)
-		return -errno;
+	errno = saved;
+	return ret;
+}
+
+static void sys_scan_close(void *ctx, int fd)
+{
+	int saved = errno;
+
+	(void)ctx;
+	close(fd);
+	errno = saved;
+}
+
+/* One PAGEMAP_SCAN ioctl: the kernel walks [lo, hi) entry by entry. */
+static ssize_t sys_huge_spans(void *ctx, int fd, uintptr_t lo, uintptr_t hi, struct iovec *out,
+                              size_t max, uintptr_t *done)
+{
+	struct page_region v[32];
 	struct pm_scan_arg a = {.size = sizeof(a),
 	                        .start = lo,
 	                        .end = hi,
@@ -160,9 +175,11 @@ static ssize_t sys_huge_spans(void *ctx, uintptr_t lo, uintptr_t hi, struct iove
 	                        .vec_len = max < 32 ? max : 32,
 	                        .category_anyof_mask = PAGE_IS_HUGE,
 	                        .return_mask = PAGE_IS_HUGE};
-	int n = ioctl(fd, PAGEMAP_SCAN, &a);
+	int saved = errno, n = ioctl(fd, PAGEMAP_SCAN, &a);
 	int err = n < 0 ? -errno : 0;
-	close(fd);
+
+	(void)ctx;
+	errno = saved;
 	if (n < 0)
 		return err;
 	for (int i = 0; i < n; i++)
@@ -179,6 +196,8 @@ const struct purge__backend purge__sys_backend = {
     .now = NULL, /* purge__now() reads the system clocks without a call */
     .page_size = sys_page_size,
     .frame_size = sys_frame_size,
+    .scan_open = sys_scan_open,
     .huge_spans = sys_huge_spans,
+    .scan_close = sys_scan_close,
     .ctx = NULL,
 };

@@ -171,17 +171,42 @@ static size_t fake_frame_size(void *ctx)
 	return ((struct fake_kernel *)ctx)->frame;
 }
 
-/* Like PAGEMAP_SCAN with PAGE_IS_HUGE: the huge frames of [lo, hi), merged. */
-static ssize_t fake_huge_spans(void *ctx, uintptr_t lo, uintptr_t hi, struct iovec *out, size_t max,
-                               uintptr_t *done)
+/* A scan handle: the open fails with spans_err when set (the kernel
+ * cannot tell); scans through a handle that is not open are violations. */
+static int fake_scan_open(void *ctx)
+{
+	struct fake_kernel *fk = ctx;
+
+	fk->scan_opens++;
+	if (fk->spans_err)
+		return fk->spans_err;
+	fk->open_scans++;
+	return 7;
+}
+
+static void fake_scan_close(void *ctx, int h)
+{
+	struct fake_kernel *fk = ctx;
+
+	if (h != 7 || fk->open_scans == 0)
+		fk->violations++;
+	else
+		fk->open_scans--;
+}
+
+/* Like PAGEMAP_SCAN with PAGE_IS_HUGE: the huge frames of [lo, hi), merged.
+ * `scanned` counts the bytes asked about (the kernel walks all of them). */
+static ssize_t fake_huge_spans(void *ctx, int h, uintptr_t lo, uintptr_t hi, struct iovec *out,
+                               size_t max, uintptr_t *done)
 {
 	struct fake_kernel *fk = ctx;
 	uintptr_t fb = frame_base(fk), f = lo < fb ? fb : (lo - fb) / fk->frame * fk->frame + fb;
 	size_t n = 0, nf = fake_nframes(fk);
 
 	fk->scans++;
-	if (fk->spans_err)
-		return fk->spans_err;
+	if (h != 7 || fk->open_scans == 0 || hi <= lo)
+		fk->violations++;
+	fk->scanned += hi - lo;
 	*done = hi;
 	for (; f < hi && (f - fb) / fk->frame < nf; f += fk->frame) {
 		if (!fk->huge[(f - fb) / fk->frame])
@@ -222,7 +247,9 @@ void fake_init_page(struct fake_kernel *fk, uintptr_t base, size_t npages, size_
 	    .now = fake_now,
 	    .page_size = fake_page_size,
 	    .frame_size = fake_frame_size,
+	    .scan_open = fake_scan_open,
 	    .huge_spans = fake_huge_spans,
+	    .scan_close = fake_scan_close,
 	    .ctx = fk,
 	};
 }

@@ -35,11 +35,12 @@ struct fake_kernel {
 	bool truncate;                /* clamp a call at MAX_RW_COUNT like the kernel */
 	bool zero_memory;             /* memset purged pages to 0 (region must be mapped) */
 	/* huge-page frames: a purge of part of a huge frame splits it, of all
-	 * of it frees it; huge_spans answers spans_err when nonzero */
+	 * of it frees it; opening a scan answers spans_err when nonzero */
 	size_t frame;
 	uint8_t *huge;
 	int spans_err;
-	unsigned splits, whole_frees, scans;
+	unsigned splits, whole_frees, scans, scan_opens, open_scans;
+	uint64_t scanned; /* bytes huge_spans was asked about */
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions, now_calls;
 	size_t max_vlen, max_call_bytes;

@@ -41,16 +41,16 @@ static const char *check_piece(const struct purge__store *s, uint32_t id, bool *
 	return NULL;
 }
 
-/* Held pieces (frames.c) are counted right, and none is new (the pieces
- * from fresh on). */
+/* Held pieces (frames.c) are counted right, and every piece a plan saw
+ * (before fresh) is held: a plan settles or holds all it sees. */
 static const char *check_held(const struct purge__store *s, uint32_t id, bool *fresh_seen,
                               uint32_t *nheld, uint64_t *held_bytes)
 {
 	bool held = s->link[id].info & (1u << 30);
 
 	*fresh_seen |= id == s->fresh;
-	if (held && *fresh_seen)
-		return "a held piece is among the new ones (after fresh)";
+	if (!held && !*fresh_seen)
+		return "a piece a plan saw (before fresh) is neither held nor settled";
 	*nheld += held;
 	*held_bytes += held ? s->rng[id].iov_len : 0;
 	return NULL;

@@ -641,8 +641,12 @@ static char *huge_frames(size_t n, size_t frame)
 	memset(r, 0x5a, n * frame);
 	struct iovec sp[8];
 	uintptr_t done;
-	ssize_t k = purge__sys_backend.huge_spans(NULL, (uintptr_t)r, (uintptr_t)r + n * frame, sp,
-	                                          8, &done);
+	int h = purge__sys_backend.scan_open(NULL);
+	ssize_t k = h < 0 ? h
+	                  : purge__sys_backend.huge_spans(NULL, h, (uintptr_t)r,
+	                                                  (uintptr_t)r + n * frame, sp, 8, &done);
+	if (h >= 0)
+		purge__sys_backend.scan_close(NULL, h);
 	if (k < 0)
 		cr_skip_test("PAGEMAP_SCAN not available (Linux 6.7+): %s", strerror((int)-k));
 	if (k != 1 || sp[0].iov_base != r || sp[0].iov_len != n * frame)
@@ -713,6 +717,43 @@ Test(kernel, huge_held_half_settles_by_age)
 	struct purge_stats st = stats_of(q);
 	cr_assert_geq(st.purged_bytes, frame / 2, "settled once max_delay_ns old");
 	cr_assert(page_all(r, 0) && page_all(r + frame / 2, 0x5a));
+	assert_identity(q);
+	purge_queue_destroy(q);
+}
+
+/* The README's event loop (issue 22 item 8) on real huge pages: halves of
+ * frames freed, the loop's purge_flush_due holds them; the other halves
+ * freed later go whole with them: nothing split. */
+Test(kernel, huge_event_loop_splits_nothing)
+{
+	const size_t frame = purge__sys_backend.frame_size(NULL), n = 4;
+	const uint64_t age = 20000000; /* 20 ms */
+	char *r = huge_frames(n, frame);
+	struct purge_config cfg = {.flags = PURGE_HUGE, .max_delay_ns = 60000000000ull};
+	purge_queue *q;
+	uint64_t next;
+
+	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
+	unsigned long splits = vmstat("thp_split_pmd");
+	for (int half = 0; half < 2; half++) {
+		for (size_t f = 0; f < n; f++)
+			for (size_t off = 0; off < frame / 2; off += 64 << 10)
+				cr_assert_eq(purge_enqueue(q,
+				                           r + f * frame + half * frame / 2 + off,
+				                           64 << 10),
+				             0);
+		cr_assert_geq(purge_flush_due(q, age, &next), 0);
+		cr_assert_neq(next, UINT64_MAX);
+		usleep(30000); /* past the age: the loop wakes at next */
+		cr_assert_geq(purge_flush_due(q, age, &next), 0);
+	}
+	struct purge_stats st = stats_of(q);
+	cr_assert_eq(next, UINT64_MAX, "nothing left");
+	cr_assert_eq(st.frames_whole, n);
+	cr_assert_eq(st.frames_split, 0);
+	cr_assert_eq(vmstat("thp_split_pmd") - splits, 0, "no huge page split");
+	for (size_t f = 0; f < n; f++)
+		cr_assert(page_all(r + f * frame, 0) && page_all(r + f * frame + frame - PAGE, 0));
 	assert_identity(q);
 	purge_queue_destroy(q);
 }

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "internal.h"
 #include "mem.h"
+#include "syscall.h"
 
 #ifdef HAVE_SECCOMP
 #include <seccomp.h>
@@ -28,9 +29,25 @@ static void block_process_madvise(int err)
 	cr_assert_eq(seccomp_load(ctx), 0);
 	seccomp_release(ctx);
 }
+/* A kernel before 6.7 has no PAGEMAP_SCAN: the ioctl answers err. */
+static void block_pagemap_scan(int err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	struct scmp_arg_cmp cmd = {.arg = 1, .op = SCMP_CMP_EQ, .datum_a = PAGEMAP_SCAN};
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned)err), SCMP_SYS(ioctl), 1, cmd),
+	             0);
+	cr_assert_eq(seccomp_load(ctx), 0);
+	seccomp_release(ctx);
+}
 #define NEED_SECCOMP()
 #else
 static void block_process_madvise(int err)
+{
+	(void)err;
+}
+
+static void block_pagemap_scan(int err)
 {
 	(void)err;
 }
@@ -145,4 +162,32 @@ Test(seccomp, forced_vectored_reports_eperm)
 		cr_assert_eq(fl.f[i].err, -EPERM);
 	check_every_other(r, 0, 0); /* nothing purged */
 	assert_identity(q);
+}
+
+/* Issue 22: where PAGEMAP_SCAN fails (ENOTTY before Linux 6.7, or a
+ * sandbox), a PURGE_HUGE flush treats every frame as maybe huge, and
+ * leaves errno as it found it, like every call of the library. */
+Test(seccomp, pagemap_scan_refused_leaves_errno_alone)
+{
+	NEED_SECCOMP();
+	const size_t frame = purge__sys_backend.frame_size(NULL), n = frame / PAGE;
+	struct purge_config cfg = {.flags = PURGE_HUGE, .capacity = 4096};
+	char *r = map_region(2 * n);
+	purge_queue *q;
+
+	fill_region(r, 2 * n);
+	block_pagemap_scan(ENOTTY);
+	cr_assert_eq(purge_queue_create(&q, &cfg), 0);
+	/* a half frame (wherever the region's frames lie, none is whole) */
+	char *f = (char *)(((uintptr_t)r + frame - 1) & ~(frame - 1));
+	enqueue_every_other(q, f, 0, n / 2);
+	errno = 4242;
+	cr_assert_eq(purge_flush_to(q, 0), 0);
+	cr_assert_eq(errno, 4242, "purge_flush_to changed errno to %d", errno);
+	cr_assert_eq(stats_of(q).held_ranges, n / 4, "every frame may be huge: held");
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(errno, 4242, "purge_flush changed errno to %d", errno);
+	cr_assert_eq(stats_of(q).frames_split, 1, "the frame may be huge: counted");
+	assert_identity(q);
+	purge_queue_destroy(q);
 }

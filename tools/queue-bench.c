@@ -13,6 +13,10 @@
  *   cancel-miss  ns per purge_cancel of a page between pending ones
  *   reuse        ns per enqueue of a new page plus cancel of a pending
  *                one, n staying pending (an allocator's free and reuse)
+ *   flush        ns per range for the purge_flush that empties the queue
+ *                after those (its pages were never touched: the library's
+ *                share of a flush, with the kernel's cheapest)
+ *   flush-huge   the same for n enqueues into a PURGE_HUGE queue
  *   memory       bytes a range: purge_queue_bytes(n), and of it what a queue
  *                writes (resident afterwards) for n enqueues and a flush,
  *                then with one cancel among them (the index and age list)
@@ -21,6 +25,13 @@
  *                pool (capacity 8n/9 and its spare room), then, per step, one part
  *                cancelled whole and the long tail split again; ns per
  *                cancel of those steps (batch 1, n parts staying pending)
+ *
+ *   huge-*       (--huge SIZE) a PURGE_HUGE flush of two one-page ranges,
+ *                at the two ends of a sparse heap of SIZE (MAP_NORESERVE,
+ *                one page written in every huge-page frame, so that each
+ *                has a page table), against the same two pages side by
+ *                side, for purge_flush (which counts the frames it splits)
+ *                and purge_flush_to (the frame plan); ns per flush
  *
  * Each is timed over a batch of --ops calls, --repeat times: median and
  * p10-p90.  --latency times single purge_enqueue calls of a steady stream
@@ -50,6 +61,7 @@ struct opts {
 	size_t splits[MAX_SIZES], nsplits;
 	unsigned repeat, ops, capacity, stream;
 	bool latency;
+	size_t huge; /* bytes of sparse heap for the huge-* rows; 0: none */
 };
 
 static uint64_t now_ns(void)
@@ -124,6 +136,7 @@ struct bed {
 	size_t *perm; /* the even pages in random order */
 	purge_queue *q;
 	purge_queue *aged; /* the same with max_delay_ns: ages kept */
+	purge_queue *huge; /* the same with PURGE_HUGE */
 };
 
 static char *pg(const struct bed *b, size_t i)
@@ -206,9 +219,9 @@ static double reuse(struct bed *b, unsigned ops, uint64_t *seed)
 	return (double)t / ops;
 }
 
-enum { M_ENQ, M_AGED, M_INDEX, M_HIT, M_MISS, M_REUSE, M_KINDS };
-static const char *const names[M_KINDS] = {"enqueue",    "enqueue-aged", "index",
-                                           "cancel-hit", "cancel-miss",  "reuse"};
+enum { M_ENQ, M_AGED, M_INDEX, M_HIT, M_MISS, M_REUSE, M_FLUSH, M_FLUSH_HUGE, M_KINDS };
+static const char *const names[M_KINDS] = {"enqueue",     "enqueue-aged", "index", "cancel-hit",
+                                           "cancel-miss", "reuse",        "flush", "flush-huge"};
 
 /* One repeat on the queue: fill it, then each measurement once, then
  * empty it (untimed). */
@@ -229,7 +242,14 @@ static void one_pass(struct bed *b, unsigned ops, uint64_t *seed, double *out)
 	out[M_HIT] = cancel_hit(b, ops, seed);
 	out[M_MISS] = cancel_miss(b, ops, seed);
 	out[M_REUSE] = reuse(b, ops, seed);
-	purge_flush(b->q);
+	t0 = now_ns();
+	ret = purge_flush(b->q);
+	out[M_FLUSH] = (double)(now_ns() - t0) / b->n;
+	fill_into(b, b->huge);
+	t0 = now_ns();
+	ret |= purge_flush(b->huge);
+	out[M_FLUSH_HUGE] = (double)(now_ns() - t0) / b->n;
+	check(ret < 0, "purge_flush");
 }
 
 static void measure(size_t n, const struct opts *o)
@@ -250,6 +270,10 @@ static void measure(size_t n, const struct opts *o)
 	cfg.max_delay_ns = 3600 * 1000000000ull;
 	if (purge_queue_create(&b.aged, &cfg))
 		die("purge_queue_create", ENOMEM);
+	cfg.max_delay_ns = 0;
+	cfg.flags = PURGE_HUGE;
+	if (purge_queue_create(&b.huge, &cfg))
+		die("purge_queue_create", ENOMEM);
 	/* at most an eighth of the queue: n stays about the same */
 	unsigned ops = o->ops < n / 8 ? o->ops : (unsigned)(n / 8);
 	for (unsigned r = 0; r <= o->repeat; r++) {
@@ -260,6 +284,7 @@ static void measure(size_t n, const struct opts *o)
 	}
 	purge_queue_destroy(b.q);
 	purge_queue_destroy(b.aged);
+	purge_queue_destroy(b.huge);
 	for (int m = 0; m < M_KINDS; m++) {
 		printf("%-12s %9zu %9.1f %9.1f %9.1f\n", names[m], n,
 		       pct(v[m], o->repeat, 0.5) / 10, pct(v[m], o->repeat, 0.1) / 10,
@@ -371,6 +396,69 @@ static void measure_split(size_t n, const struct opts *o)
 	free(v);
 }
 
+/* ---- PURGE_HUGE on a sparse heap ----------------------------------------- */
+
+/* The huge-page frame size, as the library reads it. */
+static size_t frame_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+	unsigned long long v = 0;
+
+	if (f && fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v >= page && (v & (v - 1)) == 0 ? (size_t)v : page * (page / sizeof(void *));
+}
+
+/* ns per flush of the pages at a and b (written first), median of reps. */
+static double huge_flush(purge_queue *q, char *a, char *b, bool plan, unsigned reps)
+{
+	uint64_t *v = malloc(reps * sizeof(*v));
+	int bad = 0;
+
+	for (unsigned i = 0; i < reps; i++) {
+		*a = 1, *b = 1;
+		bad |= purge_enqueue(q, a, page) | purge_enqueue(q, b, page);
+		uint64_t t0 = now_ns();
+		bad |= (plan ? purge_flush_to(q, 0) : purge_flush(q)) < 0;
+		v[i] = now_ns() - t0;
+	}
+	check(bad, "huge flush");
+	double m = pct(v, reps, 0.5);
+	free(v);
+	return m;
+}
+
+static void measure_huge(const struct opts *o)
+{
+	size_t frame = frame_size(), span = o->huge / frame * frame;
+	char *m = reserve(span + frame, PROT_READ | PROT_WRITE), *r;
+	struct purge_config cfg = {.flags = PURGE_HUGE};
+	purge_queue *q;
+	unsigned reps = o->repeat * 16;
+
+	r = (char *)(((uintptr_t)m + frame - 1) & ~(frame - 1));
+	madvise(r, span, MADV_NOHUGEPAGE); /* small pages: every frame is scanned entry by entry */
+	for (size_t off = frame / 2; off < span; off += frame)
+		r[off] = 1; /* a page table for every frame, one page resident in it */
+	if (purge_queue_create(&q, &cfg))
+		die("purge_queue_create", ENOMEM);
+	char *end = r + span - page;
+	printf("\nPURGE_HUGE flush of two one-page ranges in a %zu MiB sparse heap "
+	       "(%zu frames of %zu KiB, one page written in each), ns per flush, median of %u\n",
+	       span >> 20, span / frame, frame >> 10, reps);
+	printf("%-26s %12s %12s %8s\n", "flush", "two ends", "side by side", "ratio");
+	for (int plan = 0; plan < 2; plan++) {
+		double ends = huge_flush(q, r, end, plan, reps);
+		double near = huge_flush(q, r, r + page, plan, reps);
+		printf("%-26s %12.0f %12.0f %8.2f\n",
+		       plan ? "purge_flush_to (the plan)" : "purge_flush", ends, near, ends / near);
+	}
+	purge_queue_destroy(q);
+	munmap(m, span + frame);
+}
+
 /* ---- single-enqueue latency ---------------------------------------------- */
 
 /* One raw process_madvise call of `batch` resident scattered pages, ns. */
@@ -472,7 +560,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 	        "usage: %s [--n N,N...] [--repeat R] [--ops M] [--latency] [--capacity C] "
-	        "[--stream S]\n"
+	        "[--stream S] [--huge GIB]\n"
 	        "  --n        pending pages (default 1024,65536)\n"
 	        "  --split    split parts for the split-heavy pattern (default 65536,1048576; "
 	        "0: none)\n"
@@ -481,6 +569,8 @@ static void usage(FILE *f, const char *prog)
 	        "  --latency  also single-enqueue latency with and without PURGE_INCREMENTAL\n"
 	        "  --capacity queue capacity for --latency (default 8192)\n"
 	        "  --stream   enqueues timed for --latency (default 65536)\n"
+	        "  --huge     a PURGE_HUGE flush at the two ends of a sparse heap of this\n"
+	        "             many GiB (MAP_NORESERVE), against side by side (default: none)\n"
 	        "  --help     this text\n",
 	        prog);
 }
@@ -490,9 +580,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 	    {"n", 1, 0, 'n'},       {"repeat", 1, 0, 'r'},   {"ops", 1, 0, 'o'},
 	    {"latency", 0, 0, 'l'}, {"capacity", 1, 0, 'c'}, {"stream", 1, 0, 's'},
-	    {"split", 1, 0, 'S'},   {"help", 0, 0, 'h'},     {0, 0, 0, 0},
+	    {"split", 1, 0, 'S'},   {"huge", 1, 0, 'H'},     {"help", 0, 0, 'h'},
+	    {0, 0, 0, 0},
 	};
-	*o = (struct opts){{1024, 65536}, 2, {65536, 1048576}, 2, 7, 4096, 8192, 65536, false};
+	*o = (struct opts){{1024, 65536}, 2, {65536, 1048576}, 2, 7, 4096, 8192, 65536, false, 0};
 	for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
 		char *s = optarg, *end;
 		switch (c) {
@@ -521,6 +612,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			o->stream = (unsigned)strtoul(s, NULL, 10);
+			break;
+		case 'H':
+			o->huge = (size_t)strtoull(s, NULL, 10) << 30;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -564,5 +658,7 @@ int main(int argc, char **argv)
 		measure_split(o.splits[i], &o);
 	if (o.latency)
 		measure_latency(&o);
+	if (o.huge)
+		measure_huge(&o);
 	return 0;
 }

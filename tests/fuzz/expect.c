@@ -89,6 +89,21 @@ static bool stats_zeroed(const struct fz *z)
 
 /* ---- the calls ----------------------------------------------------------- */
 
+static bool huge_now(struct fz *z, bool *huge);
+static void dump(const struct fz *z);
+
+static bool huge(const struct fz *z)
+{
+	return z->cfg.flags & PURGE_HUGE;
+}
+
+/* A holding flush may follow: count, from here on, what the kernel takes. */
+static void watch(struct fz *z)
+{
+	z->observe = true;
+	memset(z->applied, 0, sizeof(z->applied));
+}
+
 /* Room for `need` more ranges: the oldest `batch` at a time, one flush. */
 static void room(struct fz *z, size_t need)
 {
@@ -122,24 +137,15 @@ void m_flush_all(struct fz *z)
 		settle_at(z, 0);
 }
 
-static bool huge(const struct fz *z)
-{
-	return z->cfg.flags & PURGE_HUGE;
-}
-
-/* A holding flush may follow: remember what the kernel purged so far. */
-static void watch(struct fz *z)
-{
-	z->observe = true;
-	for (size_t i = 0; i < NP; i++)
-		z->before[i] = z->o->real_kernel ? 0 : z->fk.purged[i];
-}
-
 void m_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 {
 	struct mrange r = {s, e, z->now, ++z->seq, false};
 
-	room(z, 1);
+	/* with PURGE_HUGE the model observes the whole enqueue, room and all:
+	 * room first, made from the oldest, when the pool is full */
+	z->last.room = huge(z) && z->n == pool(z);
+	if (!huge(z))
+		room(z, 1);
 	for (size_t k = 0; k < z->n; k++)
 		if (z->l[k].s < e && s < z->l[k].e)
 			z->l[k].flag = r.flag = true;
@@ -171,10 +177,6 @@ bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e)
 {
 	size_t flagged = 0, more = 0;
 	bool any = false;
-
-	for (size_t k = 0; huge(z) && k < z->n; k++)
-		if (z->l[k].s < e && s < z->l[k].e)
-			return false; /* which copy a purge settled would be unknown */
 
 	for (size_t k = 0; k < z->n; k++) {
 		bool hit = z->l[k].s < e && s < z->l[k].e;
@@ -273,6 +275,33 @@ void m_flush_to(struct fz *z, uint64_t keep)
 	}
 	z->flushes++;
 	settle_oldest(z, SIZE_MAX, UINT64_MAX, z->pend - keep);
+}
+
+/* Without PURGE_HUGE, purge_flush_older's ranges, and the deadline: the
+ * oldest range's age. */
+void m_flush_due(struct fz *z, uint64_t age, uint64_t *next)
+{
+	if (huge(z)) {
+		watch(z);
+		return;
+	}
+	if (z->n && m_oldest(z) + age <= z->now) {
+		z->flushes++;
+		settle_oldest(z, SIZE_MAX, z->now - age, UINT64_MAX);
+	}
+	*next = z->n ? m_oldest(z) + age : UINT64_MAX;
+}
+
+void m_before(struct fz *z, int kind, uint64_t arg)
+{
+	struct purge_stats st;
+
+	purge_get_stats(z->q, &st);
+	z->last.kind = kind;
+	z->last.arg = arg;
+	z->last.auto_flushes = st.auto_flushes;
+	if (!huge_now(z, z->last.huge))
+		memset(z->last.huge, 0, sizeof(z->last.huge));
 }
 
 void m_reset(struct fz *z)
@@ -413,9 +442,17 @@ static void dump(const struct fz *z)
 		fprintf(stderr, " %zu+%zu%s", fz_pidx(z, z->l[k].s),
 		        (size_t)(z->l[k].e - z->l[k].s) / z->page, z->l[k].flag ? "*" : "");
 	fputc('\n', stderr);
-	fprintf(stderr, "fuzz: capacity %u batch %u flags %#x mode %d max_call_bytes %zu\n",
+	struct purge_stats st;
+	purge_get_stats(z->q, &st);
+	fprintf(stderr,
+	        "fuzz: capacity %u batch %u flags %#x mode %d max_call_bytes %zu max_pending_bytes "
+	        "%zu max_delay_ns %llu; stats: %llu pending (%llu held), %llu flushes (%llu "
+	        "automatic)\n",
 	        z->cfg.capacity, purge_get_batch(z->q), z->cfg.flags, z->cfg.mode,
-	        z->cfg.max_call_bytes);
+	        z->cfg.max_call_bytes, z->cfg.max_pending_bytes,
+	        (unsigned long long)z->cfg.max_delay_ns, (unsigned long long)st.pending_ranges,
+	        (unsigned long long)st.held_ranges, (unsigned long long)st.flushes,
+	        (unsigned long long)st.auto_flushes);
 	for (size_t k = 0; k < z->ndone; k++) {
 		fprintf(stderr, "fuzz: settled %zu+%zu bad:", fz_pidx(z, z->done[k].s),
 		        (size_t)(z->done[k].e - z->done[k].s) / z->page);
@@ -498,6 +535,7 @@ void m_check(struct fz *z)
 	CHECK(z, why == NULL, "store: %s", why);
 	note_reports(z);
 	check_books(z);
+	m_contract(z);
 	m_expect_settled(z);
 	check_pages(z);
 	CHECK(z, purge_oldest_ns(z->q) == m_oldest(z), "oldest %llu, model %llu",
@@ -509,41 +547,41 @@ void m_check(struct fz *z)
 
 /* ---- PURGE_HUGE: observing a holding flush ------------------------------ */
 
-static bool reported(const struct fz *z, uintptr_t a)
+/* The copies of each page the call settled: purged (the kernel took them:
+ * the backend counted) or named by a report.  A page pending in several
+ * ranges (enqueued over pending bytes) may lose some of them: the oldest
+ * go first ("ranges settle in enqueue order"), and a frame plan takes
+ * every copy of the bytes it settles. */
+static void settled_copies(const struct fz *z, unsigned *left)
 {
+	memcpy(left, z->applied, NP * sizeof(*left));
 	for (size_t f = 0; f < z->nf; f++)
-		if (z->f[f].s <= a && a < z->f[f].e)
-			return true;
-	return false;
-}
-
-/* Settled by the call: purged (the fake kernel counted it, or the real
- * one zeroed its pattern) or reported. */
-static bool settled_now(const struct fz *z, size_t i)
-{
-	if (reported(z, fz_pa(z, i)))
-		return true;
-	if (!z->o->real_kernel)
-		return z->fk.purged[i] > z->before[i];
-	const volatile uint8_t *p = (const uint8_t *)fz_pa(z, i);
-	return p[0] == 0 && p[z->page - 1] == 0;
+		for (uintptr_t a = z->f[f].s; a < z->f[f].e; a += z->page)
+			left[fz_pidx(z, a)]++;
 }
 
 /* Range k loses its pages settled by the call: the parts left stay
  * pending, with its age and place; the parts settled are done. */
-static void observe_range(struct fz *z, size_t k, struct mrange *keep, size_t *nkeep)
+static void observe_range(struct fz *z, size_t k, unsigned *left, struct mrange *keep,
+                          size_t *nkeep)
 {
 	struct mrange r = z->l[k];
+	bool gone[NP];
 
+	for (uintptr_t a = r.s; a < r.e; a += z->page) {
+		size_t i = fz_pidx(z, a);
+		gone[i] = left[i] > 0;
+		left[i] -= gone[i];
+	}
 	for (uintptr_t a = r.s; a < r.e;) {
-		bool gone = settled_now(z, fz_pidx(z, a));
+		bool g = gone[fz_pidx(z, a)];
 		uintptr_t b = a;
-		while (b < r.e && settled_now(z, fz_pidx(z, b)) == gone)
+		while (b < r.e && gone[fz_pidx(z, b)] == g)
 			b += z->page;
 		struct mrange part = r;
 		part.s = a;
 		part.e = b;
-		if (gone) {
+		if (g) {
 			CHECK(z, z->ndone < 2 * MAXL, "too many settled");
 			z->done[z->ndone++] = part;
 			z->pend -= b - a;
@@ -558,16 +596,224 @@ static void observe_range(struct fz *z, size_t k, struct mrange *keep, size_t *n
 void m_observe(struct fz *z)
 {
 	static struct mrange keep[MAXL];
-	size_t nkeep = 0;
+	size_t nkeep = 0, order[MAXL];
+	unsigned left[NP];
 	struct purge_stats st;
 
 	if (!z->observe)
 		return;
 	z->observe = false;
+	settled_copies(z, left);
+	for (size_t k = 0; k < z->n; k++) { /* oldest first */
+		size_t j = k;
+		for (; j > 0 && older(&z->l[k], &z->l[order[j - 1]]); j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
 	for (size_t k = 0; k < z->n; k++)
-		observe_range(z, k, keep, &nkeep);
+		observe_range(z, order[k], left, keep, &nkeep);
+	for (size_t i = 0; i < NP; i++) {
+		if (left[i])
+			dump(z);
+		CHECK(z, left[i] == 0, "page %zu settled %u more times than it was pending", i,
+		      left[i]);
+	}
 	memcpy(z->l, keep, nkeep * sizeof(keep[0]));
 	z->n = nkeep;
 	purge_get_stats(z->q, &st);
 	z->flushes = st.flushes; /* the plan decides how many it makes */
+}
+
+/* ---- PURGE_HUGE: what the contract says of a holding flush -------------- */
+
+static uint64_t bytes_older(const struct fz *z, uint64_t age)
+{
+	uint64_t b = 0;
+
+	for (size_t k = 0; k < z->n && z->now >= age; k++)
+		b += z->l[k].stamp <= z->now - age ? z->l[k].e - z->l[k].s : 0;
+	return b;
+}
+
+/* After an enqueue, whatever flushed: no threshold is crossed any more,
+ * what PURGE_HUGE holds not counting (a threshold an automatic flush
+ * leaves crossed makes every later enqueue flush). */
+static void check_thresholds(struct fz *z, const struct purge_stats *st)
+{
+	const struct purge_config *g = &z->cfg;
+	unsigned cap = g->capacity ? g->capacity : PURGE_DEFAULT_CAPACITY;
+
+	CHECK(z, st->pending_ranges - st->held_ranges < cap,
+	      "after an enqueue %llu ranges pending, %llu held, capacity %u",
+	      (unsigned long long)st->pending_ranges, (unsigned long long)st->held_ranges, cap);
+	CHECK(z,
+	      !g->max_pending_bytes || st->pending_bytes - st->held_bytes <= g->max_pending_bytes,
+	      "after an enqueue %llu bytes pending, %llu held, max_pending_bytes %zu",
+	      (unsigned long long)st->pending_bytes, (unsigned long long)st->held_bytes,
+	      g->max_pending_bytes);
+	CHECK(z, !g->max_delay_ns || bytes_older(z, g->max_delay_ns) == 0,
+	      "after an enqueue a range older than max_delay_ns is pending");
+}
+
+/* purge_flush_due: what is age_ns old is held or gone, what is past its
+ * hold too is gone, and the deadline is the next thing due. */
+static void check_due(struct fz *z, const struct purge_stats *st)
+{
+	uint64_t age = z->last.arg, next = z->last.next, delay = z->cfg.max_delay_ns;
+	uint64_t oldest = m_oldest(z);
+
+	CHECK(z, bytes_older(z, age) <= st->held_bytes,
+	      "purge_flush_due left %llu bytes %llu ns old, %llu held",
+	      (unsigned long long)bytes_older(z, age), (unsigned long long)age,
+	      (unsigned long long)st->held_bytes);
+	CHECK(z, !delay || bytes_older(z, delay > age ? delay : age) == 0,
+	      "purge_flush_due held a range past max_delay_ns");
+	if (!next)
+		return;
+	if (z->n == 0 || (st->held_ranges == z->n && !delay)) {
+		CHECK(z, next == UINT64_MAX, "deadline %llu with nothing to come due",
+		      (unsigned long long)next);
+		return;
+	}
+	CHECK(z, next > z->now && next >= oldest + age, "deadline %llu, now %llu, oldest %llu",
+	      (unsigned long long)next, (unsigned long long)z->now, (unsigned long long)oldest);
+	CHECK(z, st->held_ranges || next == oldest + age,
+	      "deadline %llu, nothing held: the oldest's age is %llu", (unsigned long long)next,
+	      (unsigned long long)(oldest + age));
+}
+
+static bool page_pending(const struct fz *z, size_t i)
+{
+	uintptr_t a = fz_pa(z, i);
+
+	for (size_t k = 0; k < z->n; k++)
+		if (z->l[k].s <= a && a < z->l[k].e)
+			return true;
+	return false;
+}
+
+/* Pending ranges that meet frame f, and those enqueued over others. */
+static size_t frame_ranges(const struct fz *z, size_t f, size_t *flagged)
+{
+	uintptr_t a = fz_pa(z, z->frame0 + f * z->fpages), b = a + z->fpages * z->page;
+	size_t n = 0;
+
+	*flagged = 0;
+	for (size_t k = 0; k < z->n; k++) {
+		n += z->l[k].s < b && a < z->l[k].e;
+		*flagged += z->l[k].flag;
+	}
+	return n;
+}
+
+/* Can a round of the frame plan take any frame whole, at once?  A round
+ * selects into 3/8 of the pool (frames.c): a frame of more ranges (and
+ * overlapping ones, which may each need two entries) waits, and a round
+ * that can take nothing takes the oldest instead. */
+static bool frames_fit(const struct fz *z)
+{
+	size_t S = pool(z) + 1, K = S / 8 ? S / 8 : 1, cap = S - 5 * K, flagged;
+
+	if (S - 5 * K > S || z->cfg.capacity < 64)
+		return false;
+	for (size_t f = 0; f < z->nframes; f++)
+		if (frame_ranges(z, f, &flagged) + 2 * flagged + 8 > cap ||
+		    pool(z) - z->n < flagged + 1)
+			return false;
+	return true;
+}
+
+/* A frame wholly pending after an automatic flush that looked at
+ * everything (not PURGE_INCREMENTAL) was not seen as whole. */
+static void check_no_whole_frame(struct fz *z)
+{
+	for (size_t f = 0; f < z->nframes; f++) {
+		size_t i = z->frame0 + f * z->fpages, j = i;
+		while (j < i + z->fpages && page_pending(z, j))
+			j++;
+		CHECK(z, j < i + z->fpages,
+		      "frame %zu (pages %zu+%zu) wholly pending after an automatic flush", f, i,
+		      z->fpages);
+	}
+}
+
+/* Which frames inside the region huge pages back now: the fake kernel's
+ * flags, or PAGEMAP_SCAN; false when the kernel cannot tell. */
+static bool huge_now(struct fz *z, bool *huge)
+{
+	if (z->o->real_kernel)
+		return z->o->thp && fz_huge_frames(z, huge);
+	for (size_t f = 0; f < z->nframes; f++)
+		huge[f] = fake_is_huge(&z->fk, fz_pa(z, z->frame0 + f * z->fpages));
+	return true;
+}
+
+/* No huge page split that waiting could free whole: a frame huge before
+ * that is not now, and was not purged whole, where no page the kernel
+ * refuses (which keeps a frame from going whole) lies. */
+static void check_no_split(struct fz *z)
+{
+	bool now[FZ_FRAMES];
+	unsigned settled[NP];
+
+	if (!huge_now(z, now))
+		return;
+	settled_copies(z, settled); /* a call that failed may have purged some */
+	for (size_t f = 0; f < z->nframes; f++) {
+		size_t i = z->frame0 + f * z->fpages, whole = 0, bad = 0;
+		for (size_t j = i; j < i + z->fpages; j++) {
+			whole += settled[j] > 0;
+			bad += bad_page(z, j);
+		}
+		CHECK(z, !z->last.huge[f] || now[f] || whole == z->fpages || bad,
+		      "a holding flush split the huge page of frame %zu (%zu of %zu pages purged)",
+		      f, whole, z->fpages);
+	}
+}
+
+/* What the contract says of the operation just observed. */
+void m_contract(struct fz *z)
+{
+	struct purge_stats st;
+	int kind = z->last.kind;
+
+	z->last.kind = FZ_OTHER;
+	purge_get_stats(z->q, &st);
+	CHECK(z, st.held_ranges <= st.pending_ranges && st.held_bytes <= st.pending_bytes,
+	      "more held than pending");
+	if (kind == FZ_ENQ)
+		check_thresholds(z, &st);
+	if (!huge(z) || kind == FZ_OTHER)
+		return;
+	if (kind == FZ_TO)
+		CHECK(z, st.pending_bytes - st.held_bytes <= z->last.arg,
+		      "purge_flush_to(%llu) left %llu bytes pending, %llu held",
+		      (unsigned long long)z->last.arg, (unsigned long long)st.pending_bytes,
+		      (unsigned long long)st.held_bytes);
+	if (kind == FZ_DUE) {
+		check_due(z, &st);
+		z->src->due_checks++;
+	}
+	for (size_t k = 0; k < z->n; k++)
+		if (z->l[k].flag) {
+			z->src->overlapped++;
+			break;
+		}
+	bool plan = kind != FZ_ENQ || st.auto_flushes > z->last.auto_flushes + z->last.room;
+	bool fits = frames_fit(z) &&
+	            (!z->cfg.max_call_bytes || z->cfg.max_call_bytes >= z->fpages * z->page);
+	if (kind == FZ_ENQ && plan && fits && z->nframes && !(z->cfg.flags & PURGE_INCREMENTAL)) {
+		check_no_whole_frame(z);
+		z->src->whole_checks++;
+	}
+	if (plan && fits && z->nframes && !z->cfg.max_delay_ns &&
+	    !(kind == FZ_ENQ && z->last.room)) {
+		check_no_split(z);
+		z->src->split_checks++;
+		for (size_t f = 0; f < z->nframes; f++)
+			if (z->last.huge[f]) {
+				z->src->huge_seen++;
+				break;
+			}
+	}
 }

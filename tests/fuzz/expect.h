@@ -30,13 +30,19 @@ struct mrange {
 	bool flag; /* overlapped another pending range: counts toward OVLB */
 };
 
+/* What the operation just run was, for the contract checks made once
+ * the model has observed it. */
+enum { FZ_OTHER, FZ_ENQ, FZ_TO, FZ_DUE };
+#define FZ_FRAMES 8 /* frames inside the region, at most */
+
 struct fz {
 	struct fuzz_src *src;
 	const struct fuzz_opts *o;
 	struct fake_kernel fk;
-	struct purge__backend be;
-	char *r;
-	size_t page;
+	struct purge__backend be;    /* the queue's: records what the kernel took, then inner */
+	struct purge__backend inner; /* the fake kernel, or the real one */
+	char *r, *map;               /* the region, and the mapping it lies in */
+	size_t page, map_len;
 	purge_queue *q;
 	void *qmem;
 	struct purge_config cfg;
@@ -51,9 +57,18 @@ struct fz {
 	 * that answered 1 touched it and no report named it. */
 	bool zclean[NP];
 	/* PURGE_HUGE: a holding flush settles what its frame plan says; the
-	 * model observes it (pages purged since `before`, or reported) */
+	 * model observes it: per page, the copies the kernel purged since
+	 * watch() (applied) and those on_failure named */
 	bool observe;
-	unsigned before[NP];
+	unsigned applied[NP];
+	size_t fpages;          /* pages of a huge-page frame, when frames fit the region; else 0 */
+	size_t nframes, frame0; /* the frames inside the region: pages frame0, + fpages, ... */
+	struct {
+		int kind;
+		uint64_t arg, next, auto_flushes;
+		bool room;            /* the enqueue made room first */
+		bool huge[FZ_FRAMES]; /* frames inside the region huge-backed, before */
+	} last;
 	bool wrote[NP * NQ]; /* written since its page was last enqueued */
 	uint64_t zclaims;    /* zero claims read back */
 	unsigned gen;
@@ -91,9 +106,18 @@ void m_zero_claim(struct fz *z, uintptr_t s, uintptr_t e, int ret);
 void m_flush_all(struct fz *z);
 void m_flush_older(struct fz *z, uint64_t age);
 void m_flush_to(struct fz *z, uint64_t keep);
+/* purge_flush_due: what it settles, and (without PURGE_HUGE) the deadline */
+void m_flush_due(struct fz *z, uint64_t age, uint64_t *next);
+/* Whether each frame inside the region is huge-backed now (real kernel,
+ * PAGEMAP_SCAN); false when the kernel cannot tell. */
+bool fz_huge_frames(struct fz *z, bool *huge);
+/* Before a call the contract checks look at afterwards. */
+void m_before(struct fz *z, int kind, uint64_t arg);
 /* With PURGE_HUGE, after a call the model could not predict: what the
  * library settled of the pending pages, taken into the model. */
 void m_observe(struct fz *z);
+/* After observing: what the contract says of the operation (m_before). */
+void m_contract(struct fz *z);
 bool m_overlap_ok(const struct fz *z, uintptr_t s, uintptr_t e);
 bool m_cancel_ok(const struct fz *z, uintptr_t s, uintptr_t e);
 uint64_t m_oldest(const struct fz *z);

@@ -102,13 +102,146 @@ static uint64_t model_now(void *ctx, bool coarse)
 	return ((struct fz *)ctx)->now;
 }
 
+/* ---- the backend the queue sees: the kernel's, recording what it took --- */
+
+/* The first `bytes` of v[0..n) were purged: each page once more.  Only
+ * pages of the region may be. */
+static void fz_applied(struct fz *z, const struct iovec *v, size_t n, size_t bytes)
+{
+	uintptr_t lo = (uintptr_t)z->r, hi = lo + NP * z->page;
+
+	for (size_t k = 0; k < n && bytes; k++) {
+		uintptr_t a = (uintptr_t)v[k].iov_base;
+		size_t len = v[k].iov_len < bytes ? v[k].iov_len : bytes;
+		CHECK(z, a >= lo && a + len <= hi && (a - lo) % z->page == 0,
+		      "the kernel was asked to purge %#zx+%zu, outside the region or its pages",
+		      (size_t)(a - lo), len);
+		for (uintptr_t p = a; p < a + len; p += z->page)
+			z->applied[fz_pidx(z, p)]++;
+		bytes -= len;
+	}
+}
+
+static ssize_t wrap_pmadv(void *ctx, const struct iovec *iov, size_t n, int advice)
+{
+	struct fz *z = ctx;
+	ssize_t ret = z->inner.pmadv(z->inner.ctx, iov, n, advice);
+
+	for (size_t k = 0; z->o->verbose && k < n; k++)
+		fprintf(stderr, "    pmadv %zu+%zu%s", fz_pidx(z, (uintptr_t)iov[k].iov_base),
+		        iov[k].iov_len / z->page, k + 1 == n ? "" : "");
+	if (z->o->verbose)
+		fprintf(stderr, " -> %zd splits %u\n", ret, z->fk.splits);
+	if (ret > 0)
+		fz_applied(z, iov, n, (size_t)ret);
+	return ret;
+}
+
+static int wrap_madv(void *ctx, void *addr, size_t len, int advice)
+{
+	struct fz *z = ctx;
+	int ret = z->inner.madv(z->inner.ctx, addr, len, advice);
+	struct iovec v = {addr, len};
+
+	if (z->o->verbose && len)
+		fprintf(stderr, "    madv %zu+%zu: %d\n", fz_pidx(z, (uintptr_t)addr),
+		        len / z->page, ret);
+
+	if (ret == 0 && len)
+		fz_applied(z, &v, 1, len);
+	return ret;
+}
+
+static int wrap_path(void *ctx, int advice, bool probe)
+{
+	struct fz *z = ctx;
+	return z->inner.path(z->inner.ctx, advice, probe);
+}
+
+static void wrap_demote(void *ctx, int advice)
+{
+	struct fz *z = ctx;
+	z->inner.demote(z->inner.ctx, advice);
+}
+
+static uint64_t wrap_now(void *ctx, bool coarse)
+{
+	struct fz *z = ctx;
+	return z->inner.now(z->inner.ctx, coarse);
+}
+
+static size_t wrap_page_size(void *ctx)
+{
+	struct fz *z = ctx;
+	return z->inner.page_size(z->inner.ctx);
+}
+
+static size_t wrap_frame_size(void *ctx)
+{
+	struct fz *z = ctx;
+	return z->inner.frame_size(z->inner.ctx);
+}
+
+static int wrap_scan_open(void *ctx)
+{
+	struct fz *z = ctx;
+	return z->inner.scan_open(z->inner.ctx);
+}
+
+static ssize_t wrap_huge_spans(void *ctx, int h, uintptr_t lo, uintptr_t hi, struct iovec *out,
+                               size_t max, uintptr_t *done)
+{
+	struct fz *z = ctx;
+	return z->inner.huge_spans(z->inner.ctx, h, lo, hi, out, max, done);
+}
+
+static void wrap_scan_close(void *ctx, int h)
+{
+	struct fz *z = ctx;
+	z->inner.scan_close(z->inner.ctx, h);
+}
+
+static const struct purge__backend wrap_backend = {
+    .pmadv = wrap_pmadv,
+    .madv = wrap_madv,
+    .path = wrap_path,
+    .demote = wrap_demote,
+    .now = wrap_now,
+    .page_size = wrap_page_size,
+    .frame_size = wrap_frame_size,
+    .scan_open = wrap_scan_open,
+    .huge_spans = wrap_huge_spans,
+    .scan_close = wrap_scan_close,
+};
+
+bool fz_huge_frames(struct fz *z, bool *huge)
+{
+	const struct purge__backend *be = &purge__sys_backend;
+	size_t fsize = z->fpages * z->page;
+	struct iovec sp[FZ_FRAMES];
+	uintptr_t done, lo = fz_pa(z, z->frame0), hi = lo + z->nframes * fsize;
+	int h = z->nframes ? be->scan_open(NULL) : -1;
+	ssize_t n = h < 0 ? h : be->huge_spans(NULL, h, lo, hi, sp, FZ_FRAMES, &done);
+
+	if (h >= 0)
+		be->scan_close(NULL, h);
+	for (size_t f = 0; f < z->nframes; f++) {
+		uintptr_t a = lo + f * fsize;
+		huge[f] = false;
+		for (ssize_t k = 0; k < n; k++)
+			huge[f] |= (uintptr_t)sp[k].iov_base <= a &&
+			           a + fsize <= (uintptr_t)sp[k].iov_base + sp[k].iov_len;
+	}
+	return n >= 0;
+}
+
 /* ---- operations ---------------------------------------------------------- */
 
 /* Where a ragged end falls inside its page: mostly on a slot boundary
  * (sub-page objects), sometimes on any byte. */
 static uintptr_t ragged(struct fz *z)
 {
-	if (rnd(z->src, 4))
+	if (rnd(z->src, 4) || z->o->thp) /* model pages of 16 real ones: no ragged ends */
 		return 0;
 	return rnd(z->src, 3) ? rnd(z->src, NQ) * (z->page / NQ) : rnd(z->src, (uint32_t)z->page);
 }
@@ -144,6 +277,7 @@ static void do_enqueue(struct fz *z, uintptr_t s, uintptr_t e)
 			fz_write_page(z, fz_pidx(z, a)); /* the allocator's dirty data */
 		z->fk.now = ++z->now; /* every enqueue its own time: no equal ages */
 		m_enqueue(z, ts, te);
+		m_before(z, FZ_ENQ, 0);
 	}
 	int ret = purge_enqueue(z->q, (void *)s, e - s);
 	if (z->o->verbose)
@@ -212,16 +346,35 @@ static void op_split_heavy(struct fz *z)
 	m_check(z);
 	for (size_t i = first + 1; i + 1 < first + npg; i += 2) {
 		uintptr_t s = fz_pa(z, i) + (rnd(z->src, 2) ? 0 : ragged(z));
-		do_cancel(z, s, s + (rnd(z->src, 2) ? z->page / NQ : z->page));
+		do_cancel(z, s, s + (rnd(z->src, 2) && !z->o->thp ? z->page / NQ : z->page));
 		m_check(z);
 	}
+}
+
+/* purge_flush_due, as an event loop calls it; the deadline is checked
+ * against the model's, or (PURGE_HUGE) once the model has observed what
+ * it settled. */
+static int flush_due(struct fz *z)
+{
+	uint64_t age = rnd(z->src, 4) ? rnd(z->src, 40) * 1000000ull : 0, want = 0, next = 0;
+
+	m_flush_due(z, age, &want);
+	m_before(z, FZ_DUE, age);
+	int ret = purge_flush_due(z->q, age, rnd(z->src, 8) ? &next : NULL);
+	z->last.next = next;
+	CHECK(z, (z->cfg.flags & PURGE_HUGE) || !next || next == want,
+	      "purge_flush_due's deadline %llu, model %llu", (unsigned long long)next,
+	      (unsigned long long)want);
+	if (!next) /* no deadline asked for: nothing to check */
+		z->last.kind = FZ_OTHER;
+	return ret;
 }
 
 static void op_flush(struct fz *z)
 {
 	int ret;
 
-	switch (rnd(z->src, 3)) {
+	switch (rnd(z->src, 4)) {
 	case 0:
 		m_flush_all(z);
 		ret = purge_flush(z->q);
@@ -232,12 +385,16 @@ static void op_flush(struct fz *z)
 		ret = purge_flush_older(z->q, age);
 		break;
 	}
-	default: {
+	case 2: {
 		uint64_t keep = rnd(z->src, 2) ? rnd(z->src, 24) * z->page : rnd(z->src, 4096);
 		m_flush_to(z, keep);
+		m_before(z, FZ_TO, keep);
 		ret = purge_flush_to(z->q, keep);
 		break;
 	}
+	default:
+		ret = flush_due(z);
+		break;
 	}
 	CHECK(z, ret == (int)z->nf, "flush returned %d, %zu reported", ret, z->nf);
 }
@@ -303,8 +460,10 @@ static void random_config(struct fz *z)
 	static const unsigned caps[] = {1, 2, 3, 8, 64};
 	bool vec = !z->o->real_kernel || purge_backend(MADV_DONTNEED) == PURGE_BACKEND_VECTORED;
 
+	bool thp = z->o->thp; /* there, mostly PURGE_HUGE queues that can hold whole frames */
+
 	z->cfg = (struct purge_config){
-	    .capacity = caps[rnd(r, 5)],
+	    .capacity = thp && rnd(r, 2) ? 64 : caps[rnd(r, 5)],
 	    .batch = rnd(r, 2) ? 1 + rnd(r, 4) : PURGE_BATCH_MAX,
 	    .flags = rnd(r, 16) | (rnd(r, 4) ? 0 : PURGE_AGES),
 	    .mode = (int)rnd(r, 3),
@@ -317,7 +476,7 @@ static void random_config(struct fz *z)
 	if (z->cfg.mode == PURGE_MODE_VECTORED && !vec)
 		z->cfg.mode = PURGE_MODE_AUTO;
 	/* huge-page frames (8 pages on the fake kernel), some huge-backed */
-	if (!(z->cfg.flags & PURGE_NO_COALESCE) && !rnd(r, 3))
+	if (!(z->cfg.flags & PURGE_NO_COALESCE) && (thp ? rnd(r, 3) : !rnd(r, 3)))
 		z->cfg.flags |= PURGE_HUGE;
 	for (size_t f = 0; f < fake_nframes(&z->fk); f++)
 		z->fk.huge[f] = !rnd(r, 3) ? 0 : 1;
@@ -356,6 +515,12 @@ static void op_reconfigure(struct fz *z)
 		z->fk.path = PURGE_BACKEND_VECTORED;
 	}
 	random_config(z);
+	if (z->o->thp) { /* split frames become huge again (Linux 6.1+; else left as they are) */
+		for (size_t i = 0; i < NP; i++)
+			if (z->locked[i] && syscall(SYS_munlock, fz_pa(z, i), z->page) == 0)
+				z->locked[i] = 0;
+		madvise(z->r, NP * z->page, 25 /* MADV_COLLAPSE */);
+	}
 	open_queue(z);
 }
 
@@ -390,28 +555,75 @@ static void one_op(struct fz *z)
 	m_check(z);
 }
 
+/* The region: NP pages fenced by guard pages, `off` pages after a
+ * boundary of the fake kernel's frames (8 pages), so that a run does not
+ * depend on where mmap puts it.  With --thp, NP model pages of 64 KiB (16
+ * real pages, when frames are 2 MiB) that make two whole frames, aligned
+ * and advised MADV_HUGEPAGE, with the guard pages in the frames around. */
+static void map_region(struct fz *z, size_t off)
+{
+	size_t real = (size_t)sysconf(_SC_PAGESIZE);
+	size_t frame = z->o->thp ? purge__sys_backend.frame_size(NULL) : 8 * real;
+
+	z->page = z->o->thp ? 2 * frame / NP : real;
+	z->map_len = NP * z->page + 3 * frame;
+	char *m =
+	    mmap(NULL, z->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(z, m != MAP_FAILED, "mmap");
+	z->map = m;
+	z->r = (char *)(((uintptr_t)m + frame + frame - 1) & ~(frame - 1));
+	if (!z->o->thp)
+		z->r += off * real;
+	mprotect(z->r - real, real, PROT_NONE);
+	mprotect(z->r + NP * z->page, real, PROT_NONE);
+	if (z->o->thp)
+		madvise(z->r, NP * z->page, MADV_HUGEPAGE);
+}
+
+/* The frames that lie inside the region, in model pages. */
+static void find_frames(struct fz *z)
+{
+	size_t fsize = z->o->real_kernel ? purge__sys_backend.frame_size(NULL) : z->fk.frame;
+
+	z->fpages = fsize % z->page == 0 && fsize / z->page <= NP ? fsize / z->page : 0;
+	z->nframes = z->frame0 = 0;
+	if (!z->fpages)
+		return;
+	uintptr_t first = ((uintptr_t)z->r + fsize - 1) & ~(fsize - 1);
+	z->frame0 = fz_pidx(z, first);
+	z->nframes = (NP - z->frame0) / z->fpages;
+	z->nframes = z->nframes > FZ_FRAMES ? FZ_FRAMES : z->nframes;
+}
+
 static void setup(struct fz *z)
 {
-	z->page = (size_t)sysconf(_SC_PAGESIZE);
-	char *m = mmap(NULL, (NP + 2) * z->page, PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(z, m != MAP_FAILED, "mmap");
-	mprotect(m, z->page, PROT_NONE);
-	mprotect(m + (NP + 1) * z->page, z->page, PROT_NONE);
-	z->r = m + z->page;
+	map_region(z, z->src->p ? 3 : z->src->state % 8);
 	z->now = 1000000000;
-	fake_init(&z->fk, (uintptr_t)z->r, NP);
+	fake_init(&z->fk, (uintptr_t)z->r, NP * (z->page / (size_t)sysconf(_SC_PAGESIZE)));
 	fake_set_frame(&z->fk, 8 * z->page);
 	z->fk.zero_memory = true;
 	z->fk.now = z->now;
-	z->be = z->fk.be;
+	z->inner = z->fk.be;
 	if (z->o->real_kernel) {
-		z->be = purge__sys_backend;
-		z->be.now = model_now;
-		z->be.ctx = z;
+		z->inner = purge__sys_backend;
+		z->inner.now = model_now;
+		z->inner.ctx = z;
 	}
+	z->be = wrap_backend;
+	z->be.ctx = z;
+	find_frames(z);
 	for (size_t i = 0; i < NP; i++)
 		fz_write_page(z, i);
+	bool huge[FZ_FRAMES] = {false}, any = false;
+	if (z->o->thp && fz_huge_frames(z, huge))
+		for (size_t f = 0; f < z->nframes; f++)
+			any |= huge[f];
+	if (z->o->thp && !any) {
+		fprintf(stderr,
+		        "fuzz: no transparent huge page backs the region (THP never, memory "
+		        "too fragmented, or no PAGEMAP_SCAN before Linux 6.7): skipped\n");
+		exit(77);
+	}
 	random_config(z);
 	open_queue(z);
 }
@@ -422,7 +634,7 @@ static void teardown(struct fz *z)
 	for (size_t i = 0; i < NP; i++)
 		if (z->locked[i] && z->o->real_kernel)
 			syscall(SYS_munlock, fz_pa(z, i), z->page);
-	munmap(z->r - z->page, (NP + 2) * z->page);
+	munmap(z->map, z->map_len);
 	fake_free(&z->fk);
 }
 

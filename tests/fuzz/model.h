@@ -15,6 +15,14 @@
  *    between what had to fail and what could, and equal what on_failure
  *    reported; every report lies inside one settled range and names a page
  *    the kernel had a reason to refuse.
+ * With PURGE_HUGE the holding flushes (automatic ones, PURGE_INCREMENTAL
+ * rounds, purge_flush_to, purge_flush_due) settle what the frame plan
+ * decides: the driver observes what they settled, counting per page the
+ * copies the kernel was asked to purge or on_failure named, and checks
+ * what the contract says of them: under every threshold but for what is
+ * held, no frame left wholly pending, no huge page split that waiting
+ * could have freed whole (fake kernel; real kernel, from PAGEMAP_SCAN),
+ * purge_flush_due's deadline.
  * Randomness comes from a byte stream (libFuzzer) or a seeded PRNG.
  */
 #ifndef FUZZ_MODEL_H
@@ -30,10 +38,16 @@ struct fuzz_src {
 	uint64_t state;   /* PRNG state */
 	bool done;        /* input exhausted */
 	uint64_t zclaims; /* out: zero claims of cancel read back, over all runs */
+	/* out, PURGE_HUGE: holding flushes observed while ranges overlapped, and
+	 * the checks made of them: no frame left whole, no split, the deadline */
+	uint64_t overlapped, whole_checks, split_checks, due_checks;
+	uint64_t huge_seen; /* of the split checks, those with a huge-backed frame before */
 };
 
 struct fuzz_opts {
 	bool real_kernel; /* else the fake kernel backend */
+	bool thp;         /* real kernel: a region transparent huge pages back (model
+	                     pages of 64 KiB, two 2 MiB frames) */
 	uint64_t max_ops;
 	bool verbose;
 };
