@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# build.sh: jemalloc with its own purging routed through libpurge, as a
+# libjemalloc.so.2 that preloads in front of any jemalloc program.
+#
+#   1. libpurge: a static, position-independent build (meson), or the
+#      build directory given with -l;
+#   2. jemalloc's source: Debian's source package (apt-get source in a
+#      private directory, integrations/common/debian-source.sh), or the tree
+#      or tarball given with -s (5.3.1, jemalloc's dev branch...);
+#   3. the patch series patches/<version>/series (patch -p1; 5.3.0's for a
+#      version that has none), autoconf, configure --with-libpurge, make.
+#
+# usage: build.sh [-s SOURCE] [-l LIBPURGE_BUILD] [-o OUTDIR] [-j JOBS]
+#                 [--stock] [-- CONFIGURE_ARGS...]
+#   -s SOURCE   a jemalloc source tree or tarball (default: Debian's)
+#   -l DIR      a libpurge build directory holding libpurge.a (static,
+#               -fPIC); default: build it here, in OUTDIR/libpurge
+#   -o OUTDIR   where everything goes (default: build/integrations/jemalloc
+#               under the repository)
+#   -j JOBS     make -j (default 2)
+#   --stock     build the same source unpatched, in OUTDIR/stock (for
+#               comparing make check and measurements)
+#   CONFIGURE_ARGS replace the default configure options (Debian's on
+#               amd64: --with-lg-page=12 --with-lg-hugepage=21 --enable-prof)
+#
+# Prints the path of the library it built (OUTDIR/lib/libjemalloc.so.2, or
+# OUTDIR/stock/lib/libjemalloc.so.2 with --stock); the built source tree is
+# OUTDIR/jemalloc (OUTDIR/stock/jemalloc), where `make check` runs.
+# Exit status: 0 built; 77 no source could be had (no archive reachable and
+# no -s); 1 anything else.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+usage() { sed -n '/^# usage:/,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; }
+src="" lpdir="" out="$repo/build/integrations/jemalloc" jobs=2 stock=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-s) src=$2; shift 2 ;;
+	-l) lpdir=$2; shift 2 ;;
+	-o) out=$2; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
+	--stock) stock=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	--) shift; break ;;
+	*) echo "build.sh: unknown argument $1" >&2; usage >&2; exit 1 ;;
+	esac
+done
+confargs=("$@")
+if [ ${#confargs[@]} -eq 0 ]; then
+	case $(uname -m) in
+	x86_64 | i?86) confargs=(--with-lg-page=12) ;;
+	*) confargs=(--with-lg-page=16) ;;
+	esac
+	confargs+=(--with-lg-hugepage=21)
+	case $(uname -m) in x86_64 | i?86) confargs+=(--enable-prof) ;; esac
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log() { printf 'build.sh: %s\n' "$*" >&2; }
+for t in make cc patch tar; do
+	command -v $t >/dev/null || { log "needs $t"; exit 1; }
+done
+
+# ---- 1. jemalloc's source ----------------------------------------------------
+if [ -z "$src" ]; then
+	rc=0
+	src=$("$repo/integrations/common/debian-source.sh" jemalloc "$out/debian-source") || rc=$?
+	if [ $rc -ne 0 ]; then
+		log "no jemalloc source: Debian's archive unreachable and no -s given"
+		exit "$rc"
+	fi
+fi
+[ -e "$src" ] || { log "no such source: $src"; exit 1; }
+src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
+
+if [ $stock -eq 1 ]; then
+	dest=$out/stock
+else
+	dest=$out
+fi
+tree=$dest/jemalloc
+rm -rf "$tree.new"
+mkdir -p "$tree.new"
+if [ -d "$src" ]; then
+	# a tree: copied, so that the patches never touch it
+	(cd "$src" && tar cf - --exclude=.git .) | (cd "$tree.new" && tar xf -)
+else
+	tar xf "$src" -C "$tree.new" --strip-components=1
+fi
+rm -rf "$tree"
+mv "$tree.new" "$tree"
+[ -f "$tree/configure.ac" ] || { log "$src: not a jemalloc source (no configure.ac)"; exit 1; }
+version=$(sed 's/-.*//' "$tree/VERSION" 2>/dev/null || true)
+[ -n "$version" ] || version=unknown
+log "jemalloc $version from $src"
+
+# ---- 2. the patches and libpurge -----------------------------------------------
+conf=()
+if [ $stock -eq 0 ]; then
+	pdir=$here/patches/$version
+	if [ ! -f "$pdir/series" ]; then
+		log "no patches for $version: trying 5.3.0's"
+		pdir=$here/patches/5.3.0
+	fi
+	while read -r p; do
+		case $p in '' | '#'*) continue ;; esac
+		log "patch $p"
+		patch -d "$tree" -p1 -s --no-backup-if-mismatch <"$pdir/$p" ||
+			{ log "$p does not apply to jemalloc $version"; exit 1; }
+	done <"$pdir/series"
+
+	if [ -z "$lpdir" ]; then
+		lpdir=$out/libpurge
+		if [ ! -f "$lpdir/build.ninja" ]; then
+			command -v meson >/dev/null || { log "needs meson (or -l)"; exit 1; }
+			meson setup "$lpdir" "$repo" -Ddefault_library=static -Db_staticpic=true \
+				-Dbuildtype=release -Dtests=false -Dtools=false -Dexamples=false \
+				-Dintegrations=false -Dman=false -Dinstall=false >"$out/libpurge-setup.log" ||
+				{ log "meson setup failed: $out/libpurge-setup.log"; exit 1; }
+		fi
+		ninja -C "$lpdir" libpurge.a >/dev/null
+	fi
+	[ -f "$lpdir/libpurge.a" ] || { log "no libpurge.a in $lpdir"; exit 1; }
+	# configure --with-libpurge wants a prefix: include/purge.h and
+	# lib/libpurge.a, a regular archive (meson makes thin ones)
+	stage=$out/libpurge-stage
+	rm -rf "$stage"
+	mkdir -p "$stage/include" "$stage/lib"
+	cp "$repo/include/purge.h" "$stage/include/"
+	members=$(cd "$lpdir" && ar t libpurge.a)
+	# shellcheck disable=SC2086 # one member a word
+	(cd "$lpdir" && ar rcs "$stage/lib/libpurge.a" $members)
+	conf+=(--with-libpurge="$stage")
+	command -v autoconf >/dev/null || { log "needs autoconf (the patches change configure.ac)"; exit 1; }
+	(cd "$tree" && autoconf)
+fi
+
+# ---- 3. configure and make -------------------------------------------------------
+log "configure ${confargs[*]} ${conf[*]}"
+(cd "$tree" && ./configure "${confargs[@]}" "${conf[@]}" >"$dest/configure.log" 2>&1) ||
+	{ log "configure failed: $dest/configure.log"; exit 1; }
+log "make -j$jobs"
+(cd "$tree" && make -j"$jobs" build_lib >"$dest/make.log" 2>&1) ||
+	{ log "make failed: $dest/make.log"; tail -20 "$dest/make.log" >&2; exit 1; }
+
+# the library is copied out of the tree and replaced atomically, so that a
+# program that has it preloaded keeps running across rebuilds
+mkdir -p "$dest/lib"
+cp "$tree/lib/libjemalloc.so.2" "$dest/lib/.libjemalloc.so.2.new"
+mv -f "$dest/lib/.libjemalloc.so.2.new" "$dest/lib/libjemalloc.so.2"
+echo "$dest/lib/libjemalloc.so.2"
