@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * je-reuse: the reuse path of the patched jemalloc (integrations/jemalloc),
+ * run with the patched libjemalloc.so.2 preloaded (test-jemalloc.sh).
+ *
+ *   je-reuse zeros      calloc after reuse of pending and of purged extents
+ *                       returns zeros; malloc after reuse of a pending one
+ *                       still has the old bytes (its purge never ran)
+ *   je-reuse canaries   live blocks keep their bytes while others are freed,
+ *                       reused and purged (2 threads, mallctl purges)
+ *   je-reuse fork       a child allocates, frees and purges; the parent's
+ *                       queue is what it was before the fork
+ *   je-reuse counters   the counters move and add up; malloc_stats_print
+ *                       has them
+ *   je-reuse background with background_thread:true the background thread
+ *                       settles what application threads enqueued
+ *
+ * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
+ * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+typedef void (*stats_print_fn)(void (*)(void *, const char *), void *, const char *);
+static mallctl_fn je_mallctl;
+
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "je-reuse: FAIL %s:%d: ", __func__, __LINE__);                     \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		exit(1);                                                                           \
+	} while (0)
+
+static uint64_t lp(const char *field)
+{
+	char name[128];
+	uint64_t v = 0;
+	size_t sz = sizeof(v);
+	snprintf(name, sizeof name, "stats.arenas.4096.libpurge.%s", field);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+	return v;
+}
+
+static void ctl_void(const char *name)
+{
+	if (je_mallctl(name, NULL, NULL, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+}
+
+static void purge_all(void)
+{
+	ctl_void("arena.4096.purge");
+}
+
+/* Large blocks: above the tcache limit, so a free reaches the arena. */
+#define BIG   (256u << 10)
+#define NBIG  32
+#define SMALL 48
+
+static void fill(unsigned char *p, size_t n, unsigned char v)
+{
+	memset(p, v, n);
+}
+
+static size_t count_not(const unsigned char *p, size_t n, unsigned char v)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += p[i] != v;
+	return bad;
+}
+
+static int cmd_zeros(void)
+{
+	void *p[NBIG];
+	/* pending: freed, enqueued, never flushed (the test's MALLOC_CONF has
+	 * no delay and no pending limit) */
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < NBIG; i++) {
+			p[i] = malloc(BIG);
+			if (p[i] == NULL)
+				FAIL("malloc");
+			fill(p[i], BIG, 0xab);
+		}
+		for (int i = 0; i < NBIG; i++)
+			free(p[i]);
+		if (round == 1)
+			purge_all(); /* purged: the queue flushed */
+		uint64_t pending = lp("pending_bytes");
+		if (round == 0 && pending == 0)
+			FAIL("nothing pending after free (dirty_decay_ms:0, no delay limit?)");
+		if (round == 1 && pending != 0)
+			FAIL("%llu bytes pending after arena.4096.purge",
+			     (unsigned long long)pending);
+		uint64_t cancelled = lp("cancelled_bytes");
+		for (int i = 0; i < NBIG; i++) {
+			p[i] = calloc(1, BIG);
+			if (p[i] == NULL)
+				FAIL("calloc");
+			size_t bad = count_not(p[i], BIG, 0);
+			if (bad)
+				FAIL("round %d (%s): calloc of a reused block has %zu non-zero "
+				     "bytes",
+				     round, round ? "purged" : "pending", bad);
+		}
+		if (round == 0 && lp("cancelled_bytes") == cancelled)
+			FAIL("calloc reused no pending extent (cancelled_bytes did not move)");
+		for (int i = 0; i < NBIG; i++)
+			free(p[i]);
+		purge_all();
+	}
+	/* malloc after reuse of a pending extent: its purge never ran, the
+	 * old bytes are still there (no purge, no refault) */
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = malloc(BIG);
+		fill(p[i], BIG, 0x5a);
+	}
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	size_t kept = 0;
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = malloc(BIG);
+		/* the middle pages: with cache_oblivious a block starts at a
+		 * random offset into its extent's first page */
+		kept += count_not((unsigned char *)p[i] + 4096, BIG - 8192, 0x5a) == 0;
+		fill(p[i], BIG, 0x11); /* written after the cancel */
+	}
+	if (kept == 0)
+		FAIL("no reused pending block kept its bytes: purged before reuse?");
+	purge_all(); /* must not touch live blocks */
+	for (int i = 0; i < NBIG; i++) {
+		size_t bad = count_not(p[i], BIG, 0x11);
+		if (bad)
+			FAIL("a live block lost %zu bytes to a flush", bad);
+		free(p[i]);
+	}
+	printf("zeros: ok (%zu/%d reused pending blocks kept their bytes)\n", kept, NBIG);
+	return 0;
+}
+
+/* ---- canaries ---- */
+struct blk {
+	unsigned char *p;
+	size_t n;
+	unsigned char v;
+};
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static size_t pick_size(uint64_t *s)
+{
+	switch (rng(s) % 4) {
+	case 0:
+		return 16 + rng(s) % 4096;
+	case 1:
+		return 16384 + rng(s) % 65536;
+	case 2:
+		return (64u << 10) + rng(s) % (512u << 10);
+	default:
+		return (1u << 20) + rng(s) % (3u << 20);
+	}
+}
+
+static void check_blk(const struct blk *b)
+{
+	/* first, last and a few bytes between: whole pages would be lost */
+	size_t step = b->n / 61 + 1;
+	for (size_t i = 0; i < b->n; i += step)
+		if (b->p[i] != b->v)
+			FAIL("canary lost at %p+%zu (size %zu): %#x, not %#x", (void *)b->p, i,
+			     b->n, b->p[i], b->v);
+	if (b->p[b->n - 1] != b->v)
+		FAIL("canary lost at the end of %p (size %zu)", (void *)b->p, b->n);
+}
+
+static void *canary_thread(void *arg)
+{
+	uint64_t s = (uintptr_t)arg;
+	enum { N = 96 };
+	struct blk b[N] = {{0}};
+	for (int it = 0; it < 6000; it++) {
+		int i = (int)(rng(&s) % N);
+		if (b[i].p) {
+			check_blk(&b[i]);
+			free(b[i].p);
+			b[i].p = NULL;
+		} else {
+			b[i].n = pick_size(&s);
+			b[i].v = (unsigned char)(rng(&s) | 1);
+			b[i].p = (rng(&s) & 1) ? calloc(1, b[i].n) : malloc(b[i].n);
+			if (b[i].p == NULL)
+				FAIL("malloc %zu", b[i].n);
+			fill(b[i].p, b[i].n, b[i].v);
+		}
+		if (it % 500 == 0)
+			purge_all();
+		else if (it % 250 == 0)
+			ctl_void("arena.4096.decay");
+	}
+	for (int i = 0; i < N; i++)
+		if (b[i].p) {
+			check_blk(&b[i]);
+			free(b[i].p);
+		}
+	return NULL;
+}
+
+static int cmd_canaries(void)
+{
+	pthread_t t[2];
+	for (uintptr_t i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, canary_thread,
+		                   (void *)(i * 7919 + 88172645463325252ull)))
+			FAIL("pthread_create");
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("canaries: ok (enqueued %llu bytes, cancelled %llu, purged %llu)\n",
+	       (unsigned long long)lp("enqueued_bytes"), (unsigned long long)lp("cancelled_bytes"),
+	       (unsigned long long)lp("purged_bytes"));
+	return 0;
+}
+
+/* ---- fork ---- */
+static volatile int churn_stop;
+static void *churn(void *arg)
+{
+	(void)arg;
+	uint64_t s = 12345;
+	while (!churn_stop) {
+		size_t n = pick_size(&s);
+		unsigned char *p = malloc(n);
+		if (p == NULL)
+			FAIL("malloc");
+		p[0] = p[n - 1] = 7;
+		free(p);
+	}
+	return NULL;
+}
+
+static int cmd_fork(void)
+{
+	void *p[NBIG];
+	pthread_t t;
+	if (pthread_create(&t, NULL, churn, NULL))
+		FAIL("pthread_create");
+	for (int k = 0; k < 20; k++) {
+		for (int i = 0; i < NBIG; i++)
+			fill(p[i] = malloc(BIG), BIG, 0x33);
+		for (int i = 0; i < NBIG / 2; i++)
+			free(p[i]);
+		pid_t pid = fork();
+		if (pid < 0)
+			FAIL("fork");
+		if (pid == 0) {
+			alarm(60); /* a hang ends as a failure */
+			for (int i = NBIG / 2; i < NBIG; i++)
+				if (count_not(p[i], BIG, 0x33))
+					_exit(3);
+			void *q[NBIG];
+			for (int r = 0; r < 4; r++) {
+				for (int i = 0; i < NBIG; i++)
+					fill(q[i] = malloc(BIG), BIG, (unsigned char)r);
+				for (int i = 0; i < NBIG; i++) {
+					if (count_not(q[i], BIG, (unsigned char)r))
+						_exit(4);
+					free(q[i]);
+				}
+				purge_all();
+			}
+			void *z = calloc(1, BIG);
+			if (count_not(z, BIG, 0))
+				_exit(5);
+			_exit(0);
+		}
+		int st;
+		alarm(60);
+		if (waitpid(pid, &st, 0) != pid)
+			FAIL("waitpid");
+		alarm(0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			FAIL("child %d: %s %d", k, WIFEXITED(st) ? "exit" : "signal",
+			     WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+		for (int i = NBIG / 2; i < NBIG; i++) {
+			if (count_not(p[i], BIG, 0x33))
+				FAIL("parent's live block changed across fork");
+			free(p[i]);
+		}
+	}
+	churn_stop = 1;
+	pthread_join(t, NULL);
+	/* the parent's queue survived: it still takes, flushes and counts */
+	uint64_t e = lp("enqueued_bytes"), pu = lp("purged_bytes");
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 1);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	purge_all();
+	if (lp("enqueued_bytes") == e || lp("purged_bytes") == pu || lp("pending_bytes") != 0)
+		FAIL("parent's queue after the forks: enqueued %llu->%llu purged %llu->%llu",
+		     (unsigned long long)e, (unsigned long long)lp("enqueued_bytes"),
+		     (unsigned long long)pu, (unsigned long long)lp("purged_bytes"));
+	printf("fork: ok (20 children)\n");
+	return 0;
+}
+
+/* ---- counters ---- */
+static char statbuf[1 << 20];
+static size_t statlen;
+static void stat_cb(void *arg, const char *s)
+{
+	(void)arg;
+	size_t n = strlen(s);
+	if (statlen + n < sizeof statbuf) {
+		memcpy(statbuf + statlen, s, n);
+		statlen += n;
+	}
+}
+
+static int cmd_counters(void)
+{
+	uint64_t e0 = lp("enqueued_bytes"), f0 = lp("flushes");
+	uint64_t c0 = lp("pmadv_calls") + lp("madv_calls");
+	void *p[NBIG];
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 1);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	if (lp("enqueued_bytes") < e0 + (uint64_t)NBIG * BIG)
+		FAIL("enqueued_bytes %llu -> %llu after freeing %u bytes", (unsigned long long)e0,
+		     (unsigned long long)lp("enqueued_bytes"), NBIG * BIG);
+	purge_all();
+	if (lp("flushes") <= f0 || lp("pmadv_calls") + lp("madv_calls") <= c0)
+		FAIL("no flush or no system call counted");
+	uint64_t en = lp("enqueued_bytes"), pu = lp("purged_bytes"), ca = lp("cancelled_bytes"),
+	         fa = lp("failed_bytes"), pe = lp("pending_bytes");
+	if (en != pu + ca + fa + pe)
+		FAIL("enqueued %llu != purged %llu + cancelled %llu + failed %llu + pending %llu",
+		     (unsigned long long)en, (unsigned long long)pu, (unsigned long long)ca,
+		     (unsigned long long)fa, (unsigned long long)pe);
+	if (fa != 0)
+		FAIL("%llu bytes failed", (unsigned long long)fa);
+	/* per arena: arena 0 has them too */
+	uint64_t a0 = 0;
+	size_t sz = sizeof(a0);
+	if (je_mallctl("stats.arenas.0.libpurge.enqueued_bytes", &a0, &sz, NULL, 0) || a0 == 0)
+		FAIL("stats.arenas.0.libpurge.enqueued_bytes");
+	stats_print_fn sp = (stats_print_fn)dlsym(RTLD_DEFAULT, "malloc_stats_print");
+	if (sp == NULL)
+		FAIL("no malloc_stats_print");
+	sp(stat_cb, NULL, "");
+	if (!strstr(statbuf, "libpurge:") || !strstr(statbuf, "process_madvise calls"))
+		FAIL("malloc_stats_print has no libpurge block");
+	statlen = 0;
+	memset(statbuf, 0, sizeof statbuf);
+	sp(stat_cb, NULL, "J");
+	if (!strstr(statbuf, "\"libpurge\"") || !strstr(statbuf, "\"purged_bytes\""))
+		FAIL("malloc_stats_print's JSON has no libpurge object");
+	unsigned char on = 0;
+	sz = sizeof(on);
+	if (je_mallctl("opt.libpurge", &on, &sz, NULL, 0) || !on)
+		FAIL("opt.libpurge");
+	printf("counters: ok (enqueued %llu, purged %llu, %llu flushes, %llu calls)\n",
+	       (unsigned long long)en, (unsigned long long)pu, (unsigned long long)lp("flushes"),
+	       (unsigned long long)(lp("pmadv_calls") + lp("madv_calls")));
+	return 0;
+}
+
+/* ---- background thread ---- */
+static int cmd_background(void)
+{
+	void *p[NBIG];
+	uint64_t e0 = lp("enqueued_bytes");
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 1);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	/* No time is asserted: 60 s only tells a hang from a slow machine.
+	 * With dirty_decay_ms > 0 the background thread's decay enqueues
+	 * them first, then settles them. */
+	for (int i = 0; i < 6000; i++) {
+		if (lp("enqueued_bytes") > e0 && lp("pending_bytes") == 0)
+			break;
+		usleep(10000);
+	}
+	if (lp("enqueued_bytes") == e0)
+		FAIL("nothing enqueued");
+	if (lp("pending_bytes") != 0)
+		FAIL("the background thread never settled the queue");
+	printf("background: ok (purged %llu bytes)\n", (unsigned long long)lp("purged_bytes"));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background\n");
+		return 1;
+	}
+	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
+	if (je_mallctl == NULL) {
+		printf("SKIP: not running under jemalloc (no mallctl)\n");
+		return 77;
+	}
+	unsigned char on = 0;
+	size_t sz = sizeof(on);
+	if (je_mallctl("opt.libpurge", &on, &sz, NULL, 0) != 0) {
+		printf("SKIP: this jemalloc has no libpurge patches (no opt.libpurge)\n");
+		return 77;
+	}
+	if (!strcmp(argv[1], "zeros"))
+		return cmd_zeros();
+	if (!strcmp(argv[1], "canaries"))
+		return cmd_canaries();
+	if (!strcmp(argv[1], "fork"))
+		return cmd_fork();
+	if (!strcmp(argv[1], "counters"))
+		return cmd_counters();
+	if (!strcmp(argv[1], "background"))
+		return cmd_background();
+	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
+	return 1;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# make-check.sh: jemalloc's own test suite (unit, integration, stress) in a
+# tree build.sh built, with its defaults and under MALLOC_CONF variants; one
+# summary line per configuration and suite:
+#   CONFIG SUITE pass P skip S fail F
+#
+# usage: make-check.sh [--quick] [--stock] [--tree TREE] [-j JOBS] [CONF...]
+#   --quick   CI's cheap form: `make check` once with the defaults, then a
+#             chosen subset of unit tests (QUICK_UNIT below) and all the
+#             integration tests under each variant
+#   --stock   the unpatched tree (build.sh --stock) instead of the patched one
+#   --tree    a built jemalloc tree (default build/integrations/jemalloc/jemalloc)
+#   CONF...   the variants (default: VARIANTS below); "defaults" is the
+#             literal `make check` plus `make stress`
+# Exit status: 0 no test failed; 77 no built tree (the reason is printed);
+# 1 a test failed or the harness broke.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+quick=0 tree="" jobs=2 sub=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--stock) sub=stock/; shift ;;
+	--tree) tree=$2; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
+	-h | --help) sed -n '/^# usage:/,/^# 1 a test/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) break ;;
+	esac
+done
+tree=${tree:-$repo/build/integrations/jemalloc/${sub}jemalloc}
+if [ ! -f "$tree/Makefile" ]; then
+	echo "SKIP: no configured jemalloc tree at $tree: run integrations/jemalloc/build.sh" \
+		"(it needs Debian's jemalloc source, or -s TREE|TARBALL)"
+	exit 77
+fi
+
+# The variants: the decay extremes, the background thread, and the libpurge
+# knobs at their extremes (a stock tree warns about the unknown options and
+# runs the tests all the same: the same command for both).
+VARIANTS=(
+	dirty_decay_ms:0
+	background_thread:true
+	purge_batch:1
+	purge_batch:1024,purge_max_delay_ms:-1,purge_max_pending:0
+	purge_max_delay_ms:0
+	purge_max_delay_ms:100000000
+	purge_max_pending:4096
+	dirty_decay_ms:0,purge_batch:1,purge_max_pending:4096
+	libpurge:false
+)
+# The unit tests that exercise decay, purging, reuse, zeroing, arenas and
+# fork (the rest are data structures the patches do not touch).
+QUICK_UNIT="arena_decay arena_reset background_thread background_thread_enable decay
+	extent_quantize fork junk mallctl oversize_threshold pa pack retained stats
+	stats_print zero"
+[ $# -gt 0 ] && VARIANTS=("$@")
+
+cd "$tree" || exit 1
+log=$(mktemp -d "${TMPDIR:-/tmp}/je-check.XXXXXX")
+trap 'rm -rf "$log"' EXIT
+if ! make -j"$jobs" tests >"$log/build" 2>&1; then
+	tail -20 "$log/build"
+	echo "FAIL: building jemalloc's tests"
+	exit 1
+fi
+
+list() { # SUITE -> the test programs of that suite
+	local f
+	for f in test/"$1"/*.c test/"$1"/cpp/*.cpp; do
+		[ -e "$f" ] || continue
+		f=${f%.c}
+		f=${f%.cpp}
+		[ -x "$f" ] && echo "$f"
+	done
+}
+bad=0
+summary() { # CONFIG SUITE LOGFILE
+	# test.sh prints one summary per run; a suite may hold several runs
+	local p=0 s=0 f=0 line a b c
+	while read -r line; do
+		a=${line#*pass: } a=${a%%/*}
+		b=${line#*skip: } b=${b%%/*}
+		c=${line#*fail: } c=${c%%/*}
+		p=$((p + a)) s=$((s + b)) f=$((f + c))
+	done < <(grep '^Test suite summary:' "$3")
+	if ! grep -q '^Test suite summary:' "$3" || grep -q 'Test harness error' "$3"; then
+		echo "${1:-defaults} $2 harness error (see below)"
+		grep -B5 'Test harness error' "$3" | tail -8
+		bad=1
+		return
+	fi
+	printf '%s %s pass %d skip %d fail %d\n' "${1:-defaults}" "$2" "$p" "$s" "$f"
+	if [ "$f" -ne 0 ]; then
+		grep -E '^(Test .*(failed|Failed)|.*: Failed assertion|<jemalloc>)' "$3" | head -10
+		bad=1
+	fi
+}
+run_suite() { # CONF SUITE TESTS...
+	local conf=$1 suite=$2
+	shift 2
+	MALLOC_CONF=$conf sh test/test.sh "$@" >"$log/run" 2>&1
+	summary "$conf" "$suite" "$log/run"
+}
+
+# the defaults: jemalloc's own targets, as its developers run them
+make check >"$log/check" 2>&1
+summary "" "check(unit+integration+decay+prof)" "$log/check"
+if [ $quick -eq 0 ]; then
+	make stress >"$log/stress" 2>&1
+	summary "" stress "$log/stress"
+fi
+for conf in "${VARIANTS[@]}"; do
+	if [ $quick -eq 1 ]; then
+		# shellcheck disable=SC2086 # a list of names
+		run_suite "$conf" unit-subset $(for t in $QUICK_UNIT; do echo test/unit/$t; done)
+		# shellcheck disable=SC2046
+		run_suite "$conf" integration $(list integration)
+	else
+		# shellcheck disable=SC2046
+		run_suite "$conf" unit $(list unit)
+		# shellcheck disable=SC2046
+		run_suite "$conf" integration $(list integration)
+		# shellcheck disable=SC2046
+		run_suite "$conf" stress $(list stress)
+	fi
+done
+exit $bad

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-jemalloc.sh JE_REUSE [LIB]: the reuse-path tests (je-reuse.c) with the
+# patched libjemalloc.so.2 preloaded, under several MALLOC_CONF settings:
+# the knobs at their extremes, dirty_decay_ms:0, background_thread:true, and
+# libpurge:false.  LIB defaults to $JEMALLOC_PATCHED, else build.sh's output
+# (build/integrations/jemalloc/lib/libjemalloc.so.2 under the repository).
+# Exit 0 pass, 77 skip (no patched build: the reason is printed), 1 fail.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+reuse=$1
+lib=${2:-${JEMALLOC_PATCHED:-$repo/build/integrations/jemalloc/lib/libjemalloc.so.2}}
+if [ ! -f "$lib" ]; then
+	echo "SKIP: no patched jemalloc at $lib: run integrations/jemalloc/build.sh" \
+		"(it needs Debian's jemalloc source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
+	exit 77
+fi
+fails=0 runs=0
+run() { # CONF TEST
+	runs=$((runs + 1))
+	out=$(LD_PRELOAD=$lib MALLOC_CONF=$1 timeout 300 "$reuse" "$2" 2>&1)
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "SKIP: $out"
+		exit 77
+	fi
+	if [ $rc -ne 0 ]; then
+		echo "FAIL ($rc): MALLOC_CONF=$1 $2: $out"
+		fails=$((fails + 1))
+	else
+		echo "ok: MALLOC_CONF=$1 $out"
+	fi
+}
+held=tcache:false,dirty_decay_ms:0,purge_max_delay_ms:-1,purge_max_pending:0
+run "$held" zeros
+run "$held,purge_batch:1" zeros
+run "$held" counters
+run "$held,purge_batch:1" counters
+for conf in "" dirty_decay_ms:0 background_thread:true \
+	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
+	dirty_decay_ms:0,purge_max_delay_ms:0 dirty_decay_ms:0,purge_max_pending:4096 \
+	dirty_decay_ms:1000,background_thread:true,purge_max_delay_ms:1000000; do
+	run "$conf" canaries
+done
+run dirty_decay_ms:0 fork
+run dirty_decay_ms:0,background_thread:true fork
+run dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:100 background
+run dirty_decay_ms:1000,background_thread:true background
+# off: jemalloc purges as without the patches, and the queue stays empty
+out=$(LD_PRELOAD=$lib MALLOC_CONF=libpurge:false,dirty_decay_ms:0 "$reuse" canaries 2>&1)
+runs=$((runs + 1))
+case $out in
+"canaries: ok (enqueued 0 bytes"*) echo "ok: MALLOC_CONF=libpurge:false $out" ;;
+*) echo "FAIL: libpurge:false: $out"; fails=$((fails + 1)) ;;
+esac
+echo "$((runs - fails))/$runs passed"
+[ $fails -eq 0 ]
