@@ -54,14 +54,15 @@ mi_configs() {
 }
 
 # The patched builds' settings, NAME VAR=VALUE... (-p and -q replace them).
-# LEAD: these are stock options only, so that the machinery runs against a
-# stock library; add the patches' own knobs (batch, max delay, max pending
-# bytes, on/off) when their names are settled.
+# The patched jemalloc's knobs (integrations/jemalloc/README.md): libpurge,
+# purge_batch, purge_max_delay_ms, purge_max_pending.
 patched_je_defaults() {
 	cat <<'EOF'
 jep-d0 MALLOC_CONF=dirty_decay_ms:0,background_thread:false
+jep-d0-bg MALLOC_CONF=dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:100
+jep-d0-p32m-bg MALLOC_CONF=dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:200,purge_max_pending:33554432
 jep-d1000-bg MALLOC_CONF=dirty_decay_ms:1000,background_thread:true
-jep-d10000-bg MALLOC_CONF=dirty_decay_ms:10000,background_thread:true
+jep-d10000-bg MALLOC_CONF=dirty_decay_ms:10000,background_thread:true,purge_max_delay_ms:1000
 EOF
 }
 patched_mi_defaults() {

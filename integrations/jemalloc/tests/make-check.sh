@@ -61,7 +61,10 @@ QUICK_UNIT="arena_decay arena_reset background_thread background_thread_enable d
 cd "$tree" || exit 1
 log=$(mktemp -d "${TMPDIR:-/tmp}/je-check.XXXXXX")
 trap 'rm -rf "$log"' EXIT
-if ! make -j"$jobs" tests >"$log/build" 2>&1; then
+targets=tests
+[ $quick -eq 1 ] && targets="tests_unit tests_integration"
+# shellcheck disable=SC2086 # a list of targets
+if ! make -j"$jobs" $targets >"$log/build" 2>&1; then
 	tail -20 "$log/build"
 	echo "FAIL: building jemalloc's tests"
 	exit 1
