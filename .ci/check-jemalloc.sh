@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 t0=$SECONDS
 rc=0
-lib=$(nice integrations/jemalloc/build.sh -j2) || rc=$?
+lib=$(nice integrations/jemalloc/build.sh -j 2) || rc=$?
 if [ $rc -eq 77 ]; then
 	echo "check-jemalloc: skipped: no jemalloc source (Debian's archive unreachable)"
 	exit 0
