@@ -143,7 +143,7 @@ log "configure ${confargs[*]} ${conf[*]}"
 (cd "$tree" && ./configure "${confargs[@]}" "${conf[@]}" >"$dest/configure.log" 2>&1) ||
 	{ log "configure failed: $dest/configure.log"; exit 1; }
 log "make -j$jobs"
-(cd "$tree" && make -j"$jobs" build_lib >"$dest/make.log" 2>&1) ||
+(cd "$tree" && make -j"$jobs" build_lib_shared >"$dest/make.log" 2>&1) ||
 	{ log "make failed: $dest/make.log"; tail -20 "$dest/make.log" >&2; exit 1; }
 
 # the library is copied out of the tree and replaced atomically, so that a
