@@ -28,7 +28,10 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ -f "$plib" ] && [ -f "$slib" ] && [ $# -gt 0 ] || { "$0" -h; exit 2; }
+if [ ! -f "$plib" ] || [ ! -f "$slib" ] || [ $# -eq 0 ]; then
+	"$0" -h
+	exit 2
+fi
 command -v perf >/dev/null || { echo "measure.sh: needs perf" >&2; exit 77; }
 configs=(
 	"stock-d0 $slib dirty_decay_ms:0"
@@ -60,7 +63,7 @@ one() { # NAME LIB CONF -- PROGRAM...
 	wait $pid
 	local purges
 	purges=$(awk -F, '/sys_enter_(madvise|process_madvise)/ {s += $1} END {print s + 0}' "$tmp/perf")
-	awk -v n="$name" -v p="$purges" -v c=$n -v s=$sum -v k=$peak -v pg="$page" 'BEGIN {
+	awk -v n="$name" -v p="$purges" -v c="$n" -v s="$sum" -v k="$peak" -v pg="$page" 'BEGIN {
 		printf "%-13s purges=%-8d rss_avg_mib=%-7.1f rss_peak_mib=%-7.1f | ", n, p,
 			c ? s / c * pg / 1048576 : 0, k * pg / 1048576 }'
 	tail -1 "$tmp/out"

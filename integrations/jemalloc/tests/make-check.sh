@@ -40,6 +40,7 @@ fi
 # The variants: the decay extremes, the background thread, and the libpurge
 # knobs at their extremes (a stock tree warns about the unknown options and
 # runs the tests all the same: the same command for both).
+# shellcheck disable=SC2054 # the commas are MALLOC_CONF's
 VARIANTS=(
 	dirty_decay_ms:0
 	background_thread:true
@@ -53,6 +54,7 @@ VARIANTS=(
 )
 # --quick's variants: the decay extremes, the background thread, and the
 # knobs at their extremes, two at a time.
+# shellcheck disable=SC2054
 QUICK_VARIANTS=(
 	dirty_decay_ms:0
 	background_thread:true
@@ -129,8 +131,8 @@ if [ $quick -eq 0 ]; then
 fi
 for conf in "${VARIANTS[@]}"; do
 	if [ $quick -eq 1 ]; then
-		# shellcheck disable=SC2086 # a list of names
-		run_suite "$conf" unit-subset $(for t in $QUICK_UNIT; do echo test/unit/$t; done)
+		# shellcheck disable=SC2046 # a list of names
+		run_suite "$conf" unit-subset $(for t in $QUICK_UNIT; do echo "test/unit/$t"; done)
 		# shellcheck disable=SC2046
 		run_suite "$conf" integration $(list integration)
 	else
