@@ -53,14 +53,13 @@ VARIANTS=(
 	libpurge:false
 )
 # --quick's variants: the decay extremes, the background thread, and the
-# knobs at their extremes, two at a time.
+# knobs at their extremes (smallest, then largest, together).
 # shellcheck disable=SC2054
 QUICK_VARIANTS=(
 	dirty_decay_ms:0
 	background_thread:true
-	purge_batch:1,purge_max_delay_ms:0
-	purge_batch:1024,purge_max_delay_ms:-1,purge_max_pending:0
-	dirty_decay_ms:0,purge_max_pending:4096
+	purge_batch:1,purge_max_delay_ms:0,purge_max_pending:4096
+	dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1,purge_max_pending:0
 )
 # --quick's unit tests under the variants: the ones that exercise purging,
 # reuse, zeroing, arenas and fork (the rest are data structures the patches
