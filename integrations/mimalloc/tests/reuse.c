@@ -12,6 +12,12 @@
  *                block it holds, frees others (more purges queued), asks
  *                mimalloc to collect (every queued purge is flushed) and
  *                checks that no canary byte was purged;
+ *                (and pages them out: a reset, MADV_FREE, that came after
+ *                the write would let the kernel drop the page then);
+ *   reuse unmap  a huge block freed by another thread is decommitted
+ *                (queued) and its segment unmapped; the range is mapped
+ *                again with MAP_FIXED_NOREPLACE and filled, every queued
+ *                purge is flushed: none may hit the new mapping;
  *   reuse fork   threads allocate and free while the main thread forks;
  *                each child reuses queued memory, collects, checks its
  *                canaries and exits; the parent checks every child.
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,6 +119,60 @@ static void run_dirtiers(unsigned nthreads, unsigned rounds)
 		pthread_join(t[i], NULL);
 }
 
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+/* reclaim the block's whole pages now: a lazily freed (MADV_FREE) page is
+ * dropped, a dirty one stays (no swap) or comes back from swap */
+static void pageout(void *p, size_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095,
+	          e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_PAGEOUT);
+}
+
+static void *free_it(void *p)
+{
+	free(p);
+	return NULL;
+}
+
+static int unmap_reuse(void)
+{
+	const size_t sz = 40u << 20, seg = 32u << 20; /* a huge block; MI_SEGMENT_SIZE */
+	int bad = 0, tried = 0;
+	for (unsigned round = 0; round < 10 && !bad; round++) {
+		uint8_t *p = malloc(sz);
+		if (p == NULL)
+			abort();
+		memset(p, 0x5a, sz);
+		pthread_t t; /* freed by another thread: its pages are decommitted, queued */
+		if (pthread_create(&t, NULL, free_it, p) != 0)
+			abort();
+		pthread_join(t, NULL);
+		mi_collect_fn(false); /* the owner frees the segment: munmap */
+		uintptr_t base = (uintptr_t)p & ~(uintptr_t)(seg - 1);
+		size_t len = (uintptr_t)p + sz - base;
+		uint8_t *q = mmap((void *)base, len, PROT_READ | PROT_WRITE,
+		                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (q == MAP_FAILED || (uintptr_t)q != base) {
+			if (q != MAP_FAILED)
+				munmap(q, len);
+			continue; /* not unmapped (yet): nothing to learn this round */
+		}
+		tried++;
+		fill(q, len);
+		mi_collect_fn(true); /* flush every queued purge */
+		bad |= check(q, len, "remapped after munmap");
+		munmap(q, len);
+	}
+	if (!bad && tried == 0)
+		fprintf(stderr,
+		        "reuse: unmap: no segment was unmapped where it could be mapped again\n");
+	return bad || tried == 0;
+}
+
 static int zero_and_live(bool live, unsigned rounds)
 {
 	int bad = 0;
@@ -132,6 +193,8 @@ static int zero_and_live(bool live, unsigned rounds)
 			    (void *)(uintptr_t)2); /* more queued purges, next to live blocks */
 			run_dirtiers(2, 1);
 			mi_collect_fn(true); /* flush every queued purge */
+			for (unsigned i = 0; i < NBLOCKS; i++)
+				pageout(b[i], block_size(i));
 			for (unsigned i = 0; i < NBLOCKS; i++)
 				bad |= check(b[i], block_size(i), "after collect");
 		}
@@ -158,7 +221,7 @@ static int forks(void)
 		if (pthread_create(&t[i], NULL, churn, NULL) != 0)
 			abort();
 	int bad = 0;
-	for (unsigned n = 0; n < 20 && !bad; n++) {
+	for (unsigned n = 0; n < 12 && !bad; n++) {
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("fork");
@@ -186,7 +249,8 @@ static int forks(void)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: reuse zero|live|fork (under LD_PRELOAD=libmimalloc.so)\n");
+		fprintf(stderr,
+		        "usage: reuse zero|live|unmap|fork (under LD_PRELOAD=libmimalloc.so)\n");
 		return 2;
 	}
 	*(void **)&mi_collect_fn = dlsym(RTLD_DEFAULT, "mi_collect");
@@ -199,6 +263,8 @@ int main(int argc, char **argv)
 		bad = zero_and_live(false, 6);
 	else if (strcmp(argv[1], "live") == 0)
 		bad = zero_and_live(true, 6);
+	else if (strcmp(argv[1], "unmap") == 0)
+		bad = unmap_reuse();
 	else if (strcmp(argv[1], "fork") == 0)
 		bad = forks();
 	else
