@@ -56,6 +56,9 @@
 /* Fresh mappings are at least this large; the rest waits in the pool as
  * zero memory, so runs of small slab requests cost one mmap, not many. */
 #define MAP_MIN ((size_t)2 << 20)
+/* ...and at least this large where huge pages back the memory: see
+ * map_len(). */
+#define MAP_MIN_HUGE ((size_t)32 << 20)
 /* Hand-outs at least this large may take from another arena's pool (see
  * steal()): below it, faulting the pages in costs less than looking (in
  * churn, 16 KiB values, stealing for every size halved the throughput). */
@@ -269,11 +272,18 @@ static void keep_tail(struct shard *sh, uintptr_t s, uintptr_t e)
  * kept; where huge pages back the memory, a multiple of MAP_MIN (the
  * frame size on x86_64), which the kernel aligns to a frame (mm/mmap.c,
  * __get_unmapped_area: anonymous mappings of a PMD multiple, 6.7 and
- * later), so that every frame of it can be one huge page. */
+ * later), so that every frame of it can be one huge page, and at least
+ * MAP_MIN_HUGE: the next hand-outs are carved from the kept rest, right
+ * after this one, and share its last frame.  With 2 MiB mappings, each
+ * 1.25 MiB extent (CPython's 1 MiB bytearrays) had a frame of its own,
+ * faulted in whole as one huge page: 200 of them peaked at 433 MiB
+ * against jemalloc's 283 MiB (README.md, "Huge pages"). */
 static size_t map_len(size_t size, bool keep)
 {
 	if (!keep)
 		return size;
+	if (shim.cfg.huge && size <= MAP_MIN_HUGE)
+		return MAP_MIN_HUGE;
 	if (size <= MAP_MIN)
 		return MAP_MIN;
 	size_t up = (size + MAP_MIN - 1) & ~(MAP_MIN - 1);
