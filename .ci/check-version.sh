@@ -6,6 +6,7 @@
 #  - Version: in the generated purge.pc;
 #  - PACKAGE_VERSION in the generated purgeConfigVersion.cmake;
 #  - purge_version() of the built library (a tiny program asks it);
+#  - purge_version(3)'s synopsis and every man page's .TH "libpurge MAJOR.MINOR";
 # and the ABI names must carry the same major: the soname
 # (libpurge.so.MAJOR), the library file (libpurge.so.MAJOR.MINOR.PATCH) and
 # the version nodes of src/purge.map (PURGE_MAJOR.N).
@@ -32,6 +33,17 @@ echo "check-version: meson.build: $meson_v"
 hdr() { sed -n "s/^#define PURGE_VERSION_$1 \([0-9]*\)\$/\1/p" "$root/include/purge.h"; }
 header_v="$(hdr MAJOR).$(hdr MINOR).$(hdr PATCH)"
 [ "$header_v" = "$meson_v" ] || err "include/purge.h says $header_v, meson.build $meson_v"
+
+# purge_version(3)'s synopsis, and the MAJOR.MINOR in every page's .TH line
+mp="$root/man/purge_version.3"
+man_v="$(sed -n 's/^\.B #define PURGE_VERSION_MAJOR \([0-9]*\)$/\1/p' "$mp").$(sed -n \
+	's/^\.B #define PURGE_VERSION_MINOR \([0-9]*\)$/\1/p' "$mp").$(sed -n \
+	's/^\.B #define PURGE_VERSION_PATCH \([0-9]*\)$/\1/p' "$mp")"
+[ "$man_v" = "$meson_v" ] || err "purge_version(3)'s synopsis says $man_v, meson.build $meson_v"
+for page in "$root"/man/*.[0-9]; do
+	th=$(sed -n '/^\.TH /{s/.*"libpurge \([0-9.]*\)".*/\1/p;q}' "$page")
+	[ "$th" = "${meson_v%.*}" ] || err "$(basename "$page"): .TH says libpurge '$th', want ${meson_v%.*}"
+done
 
 pc="$build/meson-private/purge.pc"
 if [ -f "$pc" ]; then

@@ -394,12 +394,13 @@ static const char psi_lookalike[] = "some avg10=0.00 avg60=0.00 avg300=0.00 tota
 /* Not on procfs or cgroupfs: refused before anything is written (it was
  * opened O_RDWR and WRITE's bytes went at offset 0), even when it reads
  * as PSI does. */
-static void refused_untouched(const char *data, size_t len)
+static void refused_untouched(const char *data, size_t len, const char *name)
 {
 	static const char *const writes[] = {"Zm9vYmFy", NULL, ""};
 	char buf[64];
 
 	mkdir_tmp();
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
 	cr_assert_eq(write(f, data, len), (ssize_t)len);
 	close(f);
@@ -417,8 +418,11 @@ static void refused_untouched(const char *data, size_t len)
 
 Test(pressure, regular_file_elsewhere_is_refused_untouched)
 {
-	refused_untouched(precious, sizeof(precious) - 1);
-	refused_untouched(psi_lookalike, sizeof(psi_lookalike) - 1);
+	refused_untouched(precious, sizeof(precious) - 1, "watch");
+	refused_untouched(psi_lookalike, sizeof(psi_lookalike) - 1, "watch");
+	/* named as a cgroup's PSI file and reading as one: only the file
+	 * system tells it from one */
+	refused_untouched(psi_lookalike, sizeof(psi_lookalike) - 1, "memory.pressure");
 }
 
 /* On procfs, but not a PSI file: /proc/self/comm takes what is written to
@@ -435,6 +439,24 @@ Test(pressure, proc_file_that_is_not_psi_is_refused)
 	cr_assert_eq(open_checked(), -ENOTTY);
 	cr_assert_eq(prctl(PR_GET_NAME, after), 0);
 	cr_assert_str_eq(after, before, "the thread was renamed");
+}
+
+/* A procfs file that reads as PSI does but is not one: a thread named
+ * "some avg10=" reads so through its comm file.  Only the file's name
+ * tells it from a PSI file (and no PSI file is read before its name is
+ * checked: /proc/kmsg would lose what a read takes). */
+Test(pressure, proc_file_reading_as_psi_is_refused_by_its_name)
+{
+	char before[17], after[17];
+
+	cr_assert_eq(prctl(PR_GET_NAME, before), 0);
+	cr_assert_eq(prctl(PR_SET_NAME, "some avg10=0.0"), 0);
+	watch("/proc/thread-self/comm", "Zm9vYmFy"); /* "foobar" */
+	int ret = open_checked();
+	cr_assert_eq(prctl(PR_GET_NAME, after), 0);
+	cr_assert_eq(prctl(PR_SET_NAME, before), 0);
+	cr_assert_eq(ret, -ENOTTY);
+	cr_assert_str_eq(after, "some avg10=0.0", "the thread was renamed \"%s\"", after);
 }
 
 #include "pressure_cgroup.h"

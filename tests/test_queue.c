@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -740,4 +741,53 @@ Test(queue, split_parts_keep_their_range_place)
 	cr_assert(fake_range_purged(&fk, pg(6), 4 * PAGE, 1), "A's second part before B");
 	cr_assert_eq(fake_purged(&fk, pg(20)) + fake_purged(&fk, pg(30)), 0);
 	assert_identity(q);
+}
+
+/* Every call on a PURGE_LOCKED queue waits for its lock, the plain
+ * enqueue's fast path included: a call made while another thread holds
+ * the lock (here through purge_fork_prepare) has not returned when the
+ * holder lets go.  A call that skipped the lock returns at once; one that
+ * takes it can never be seen done early, so the wait only gives the
+ * thread time to run. */
+struct lock_call {
+	purge_queue *q;
+	int op;
+	atomic_int done;
+};
+
+static void *lock_call_run(void *arg)
+{
+	struct lock_call *c = arg;
+
+	if (c->op == 0)
+		cr_assert_eq(purge_enqueue(c->q, (void *)pg(8), PAGE), 0);
+	else if (c->op == 1)
+		cr_assert_geq(purge_cancel(c->q, (void *)pg(8), PAGE), 0);
+	else
+		cr_assert_geq(purge_flush(c->q), 0);
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+Test(queue, a_locked_queue_waits_for_its_lock_on_every_call)
+{
+	struct purge_config cfg = {.flags = PURGE_LOCKED};
+	purge_queue *q = mkq(&cfg);
+
+	for (int op = 0; op < 3; op++) {
+		struct lock_call c = {.q = q, .op = op};
+		pthread_t t;
+
+		/* not into an empty store: the fast path takes only the rest */
+		cr_assert_eq(purge_enqueue(q, (void *)pg(20), PAGE), 0);
+		purge_fork_prepare(q);
+		cr_assert_eq(pthread_create(&t, NULL, lock_call_run, &c), 0);
+		nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+		int early = atomic_load(&c.done);
+		purge_fork_parent(q);
+		cr_assert_eq(pthread_join(t, NULL), 0);
+		cr_assert_eq(early, 0, "call %d returned while another thread held the lock", op);
+		cr_assert_eq(atomic_load(&c.done), 1);
+	}
+	cr_assert_eq(purge_queue_destroy(q), 0);
 }

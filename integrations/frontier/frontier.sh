@@ -65,11 +65,18 @@ jep-d1000-bg MALLOC_CONF=dirty_decay_ms:1000,background_thread:true
 jep-d10000-bg MALLOC_CONF=dirty_decay_ms:10000,background_thread:true,purge_max_delay_ms:1000
 EOF
 }
+# mimalloc (integrations/mimalloc/README.md): MIMALLOC_DECOMMIT_DELAY says
+# when a freed span is decommitted, i.e. queued; MIMALLOC_PURGE_MAX_DELAY
+# (ms, default 10) how long the queue may keep it; MIMALLOC_PURGE_MAX_PENDING
+# (KiB, or 64M) caps what it keeps; MIMALLOC_PURGE_BATCH (default 1024)
+# ranges a call; MIMALLOC_LIBPURGE=0 turns the queue off.
 patched_mi_defaults() {
 	cat <<'EOF'
-mip-d0 MIMALLOC_DECOMMIT_DELAY=0
-mip-d25 MIMALLOC_DECOMMIT_DELAY=25
-mip-d1000 MIMALLOC_DECOMMIT_DELAY=1000
+mip-d0-w10 MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=10
+mip-d0-w100 MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=100
+mip-d0-w100-p64M MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=100 MIMALLOC_PURGE_MAX_PENDING=64M
+mip-d25-w10 MIMALLOC_DECOMMIT_DELAY=25 MIMALLOC_PURGE_MAX_DELAY=10
+mip-d1000-w10 MIMALLOC_DECOMMIT_DELAY=1000 MIMALLOC_PURGE_MAX_DELAY=10
 EOF
 }
 

@@ -551,6 +551,10 @@ static void fork_parent(void)
 			purge_fork_parent(shim.shard[i].q);
 		}
 	fork_gate_open(false);
+	if (!atomic_load(&shim.forking)) /* else the last fork of those at once does it */
+		for (unsigned i = 0; i < shim.nshard; i++)
+			if (ready(i))
+				fork_settle(&shim.shard[i]);
 	atomic_fetch_add_explicit(&shim.shard[0].ct.forks, 1, memory_order_relaxed);
 }
 
@@ -564,6 +568,9 @@ static void fork_child(void)
 			purge_fork_child(shim.shard[i].q);
 		}
 	fork_gate_open(true);
+	for (unsigned i = 0; i < shim.nshard; i++)
+		if (ready(i))
+			fork_settle(&shim.shard[i]);
 	idle_fork_child();
 }
 
@@ -880,6 +887,7 @@ static void print_shim(struct text *t, bool json)
 	    {"flush_to", CT(flush_to)},
 	    {"forks", CT(forks)},
 	    {"fork_bypass", CT(fork_bypass)},
+	    {"fork_trimmed", CT(fork_trimmed)},
 	    {"steal", CT(steal)},
 	    {"idle_flushes", CT(idle_flushes)},
 	    {"idle_wakes", CT(idle_wakes)},

@@ -164,6 +164,7 @@ struct shim_counters {
 	_Atomic uint64_t mmaps, munmaps, trimmed_bytes, pool_full, double_release;
 	_Atomic uint64_t enqueue_err, failures, flush_to;
 	_Atomic uint64_t forks, fork_bypass; /* hooks that ran while a fork was prepared */
+	_Atomic uint64_t fork_trimmed;       /* pool bytes unmapped after forks (fork_settle) */
 	_Atomic uint64_t steal;              /* hand-outs from another arena's pool */
 	_Atomic uint64_t idle_flushes;       /* the idle thread's age flushes */
 	_Atomic uint64_t idle_wakes;         /* its returns from poll() */
@@ -197,6 +198,9 @@ struct shard {
 	_Atomic uint64_t fail_seq; /* bumped by every failed purge, under pool_lock */
 	_Atomic size_t pending;    /* the queue's pending bytes when last read, plus
 	                              what was enqueued since: an upper bound */
+	/* bytes mapped minus bytes unmapped by hooks the fork gate turned
+	 * away, since the last fork_settle() */
+	_Atomic int64_t fork_net;
 	struct shim_counters ct;
 };
 
@@ -278,6 +282,12 @@ extern void (*shim_seam_failure)(struct shard *sh);
  * matching fork_gate_open(). */
 void fork_gate_close(void);
 void fork_gate_open(bool child);
+/* After fork_gate_open(), in parent and child: the address space that
+ * hooks mapped while the gate was closed, net of what they unmapped (when
+ * positive), is unmapped from the pool's oldest ranges, whole, so that
+ * forks do not grow the shard's address space (hooks.c, "Forks and
+ * jemalloc's radix tree"). */
+void fork_settle(struct shard *sh);
 
 /* ---- idle.c ------------------------------------------------------------ */
 

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-mimalloc.sh MODE WORKDIR [REUSE EBIZZY_LITE FORK_STORM]
+# The patched mimalloc 2.0.9 against the same source unpatched (stock),
+# both built by ../build.sh into WORKDIR (kept there between runs: a build
+# is redone when the patches, build.sh or libpurge change).
+#   upstream  mimalloc's own test-api, test-api-fill and test-stress, stock
+#             and patched, with the options at their defaults and at their
+#             extremes: the patched results must be the stock ones
+#   asan      the same under MI_ASAN=ON (-fsanitize=address; a Debug build,
+#             so mimalloc's internal assertions are on too), fewer settings
+#   own       our tests under the patched library: reuse zero|live|fork
+#             (tests/reuse.c), ebizzy-lite -V -z (records, canaries and
+#             calloc checked), fork-storm, and the counters in
+#             mi_stats_print (the queue is really in use, and off with
+#             MIMALLOC_LIBPURGE=0)
+# Skips (77) unless MIMALLOC_TESTS=1 (the builds take a minute: CI runs
+# them in their own stage, .ci/check-mimalloc.sh), and where the source or
+# cmake is not available.  The source: $MIMALLOC_SOURCE (a tree or the
+# .orig tarball), else Debian's through integrations/common/debian-source.sh.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build_sh=$here/../build.sh
+[ $# -ge 2 ] || { echo "usage: $0 upstream|asan|own WORKDIR [REUSE EBIZZY_LITE FORK_STORM]" >&2; exit 2; }
+mode=$1 work=$2
+reuse=${3:-} ebizzy=${4:-} forkstorm=${5:-}
+if [ "${MIMALLOC_TESTS:-0}" != 1 ]; then
+	echo "SKIP: the mimalloc builds are off; MIMALLOC_TESTS=1 turns them on (.ci/check-mimalloc.sh does)"
+	exit 77
+fi
+command -v cmake >/dev/null || { echo "SKIP: no cmake"; exit 77; }
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+results=$work/results-$mode.txt
+: >"$results"
+fail=0
+
+# build VARIANT ARGS...: the library's path in $lib; exits 77 without source
+build() {
+	local v=$1
+	shift
+	local stamp
+	# what the build depends on: the script, the patches, libpurge's sources
+	stamp=$(cat "$here/../build.sh" "$here"/../patches/2.0.9/* "$here"/../../../src/*.[ch] \
+		"$here/../../../include/purge.h" | md5sum | cut -c1-16)
+	lib=$(ls "$work/$v"/build/libmimalloc*.so.2 2>/dev/null | head -1)
+	if [ -n "$lib" ] && [ "$(cat "$work/$v/stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	local src=() rc=0 out
+	[ -n "${MIMALLOC_SOURCE:-}" ] && src=(--source "$MIMALLOC_SOURCE")
+	out=$("$build_sh" "${src[@]}" "$@" "$work" 2>"$work/build-$v.err") || rc=$?
+	if [ $rc = 77 ]; then
+		echo "SKIP: mimalloc 2.0.9 could not be built here: $(tail -1 "$work/build-$v.err")"
+		exit 77
+	elif [ $rc != 0 ]; then
+		echo "FAIL: build.sh $* failed:"
+		cat "$work/build-$v.err"
+		exit 1
+	fi
+	lib=$(tail -1 <<<"$out")
+	echo "$stamp" >"$work/$v/stamp"
+}
+
+# run LABEL CMD...: one line of the results, "ok" or "FAIL(rc)"
+run() {
+	local label=$1
+	shift
+	local rc=0
+	timeout 300 "$@" >"$work/last.log" 2>&1 || rc=$?
+	if [ $rc = 0 ]; then
+		printf '%-44s ok\n' "$label" | tee -a "$results"
+	else
+		printf '%-44s FAIL(%d)\n' "$label" "$rc" | tee -a "$results"
+		tail -5 "$work/last.log" | sed 's/^/    /'
+	fi
+	return $rc
+}
+
+# the settings mimalloc's tests run under: defaults, then the extremes
+# (a trailing " *": test-api runs there too)
+configs=(
+	"defaults *"
+	"MIMALLOC_DECOMMIT_DELAY=0 *"
+	"MIMALLOC_DECOMMIT_DELAY=1000"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1 *"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1024 MIMALLOC_PURGE_MAX_DELAY=1000"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_PENDING=1M"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PAGE_RESET=1"
+	"MIMALLOC_LIBPURGE=0 *"
+)
+
+# upstream_tests BUILDDIR_STOCK BUILDDIR_PATCHED TAG: each test and config
+# on both; a patched result that differs from stock's is a failure
+upstream_tests() {
+	local sdir=$1 pdir=$2 tag=$3 c t env rs rp
+	for c in "${configs[@]}"; do
+		env=()
+		[ "${c%' *'}" = defaults ] || read -ra env <<<"${c%' *'}"
+		for t in api api-fill "stress 4 20 4"; do
+			# test-api spends seconds in malloc-aligned8 (alignments up to
+			# 256 MiB): at the settings marked *, not at every one
+			[[ $t != api || $c == *'*' ]] || continue
+			read -ra cmd <<<"mimalloc-test-$t"
+			# stock and patched side by side (2 CPUs)
+			(
+				cd "$sdir" && env "${env[@]}" timeout 300 "./${cmd[0]}" "${cmd[@]:1}" >"$work/s.log" 2>&1
+				echo $? >"$work/s.rc"
+			) &
+			(
+				cd "$pdir" && env "${env[@]}" timeout 300 "./${cmd[0]}" "${cmd[@]:1}" >"$work/p.log" 2>&1
+				echo $? >"$work/p.rc"
+			) &
+			wait
+			rs=$(cat "$work/s.rc") rp=$(cat "$work/p.rc")
+			local verdict=same
+			if [ $rs != $rp ]; then
+				verdict=DIFFERENT
+				fail=1
+				tail -5 "$work/p.log" | sed 's/^/    patched: /'
+			fi
+			printf '%-6s %-14s %-72s stock %-3s patched %-3s %s\n' "$tag" "${t%% *}" "${c%' *'}" "$rs" "$rp" "$verdict" |
+				tee -a "$results"
+		done
+	done
+}
+
+case $mode in
+asan)
+	# a Debug build: mimalloc's internal assertions (MI_DEBUG=2) are on too
+	configs=("defaults *" "MIMALLOC_DECOMMIT_DELAY=0 *" "MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1 *"
+		"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PAGE_RESET=1 *" "MIMALLOC_LIBPURGE=0 *")
+	;;
+esac
+case $mode in
+upstream)
+	build stock --stock
+	stock=$(dirname "$lib")
+	build patched
+	patched=$(dirname "$lib")
+	upstream_tests "$stock" "$patched" release
+	;;
+asan)
+	build stock-asan --stock --asan
+	stock=$(dirname "$lib")
+	build patched-asan --asan
+	patched=$(dirname "$lib")
+	upstream_tests "$stock" "$patched" asan
+	;;
+own)
+	[ -x "$reuse" ] || { echo "usage: $0 own WORKDIR REUSE EBIZZY_LITE FORK_STORM" >&2; exit 2; }
+	build patched
+	p=$lib
+	# purges stay queued for a second: what is reused was still pending
+	q=(MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=1000)
+	for m in zero live unmap fork; do
+		run "reuse $m" env "${q[@]}" LD_PRELOAD="$p" "$reuse" $m || fail=1
+	done
+	# flushes all the time, one range a call: a fork often finds the queue's lock taken
+	run "reuse fork, max delay 0, batch 1" env MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0 \
+		MIMALLOC_PURGE_BATCH=1 LD_PRELOAD="$p" "$reuse" fork || fail=1
+	run "reuse live, batch 1" env "${q[@]}" MIMALLOC_PURGE_BATCH=1 LD_PRELOAD="$p" "$reuse" live || fail=1
+	run "reuse live, page_reset, decommit 1 s" env MIMALLOC_DECOMMIT_DELAY=1000 MIMALLOC_PURGE_MAX_DELAY=1000 MIMALLOC_PAGE_RESET=1 LD_PRELOAD="$p" "$reuse" live || fail=1
+	run "reuse live, max delay 0" env MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0 LD_PRELOAD="$p" "$reuse" live || fail=1
+	if [ -x "$ebizzy" ]; then
+		run "ebizzy-lite -V -z -t 2" env "${q[@]}" LD_PRELOAD="$p" "$ebizzy" -V -z -t 2 -n 300 -s 3M || fail=1
+		run "ebizzy-lite -V -g -t 2, page_reset" env "${q[@]}" MIMALLOC_PAGE_RESET=1 LD_PRELOAD="$p" \
+			"$ebizzy" -V -g -t 2 -n 300 -s 1M || fail=1
+	fi
+	if [ -x "$forkstorm" ]; then
+		run "fork-storm -t 4 -n 50" env "${q[@]}" LD_PRELOAD="$p" "$forkstorm" -t 4 -n 50 || fail=1
+	fi
+	# the counters: the queue takes the decommits, in fewer calls than ranges
+	out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$reuse" live 2>&1)
+	line=$(grep -a '^ *libpurge:' <<<"$out" | head -1)
+	read -r ranges calls < <(sed -n 's/.*libpurge: \([0-9]*\) ranges.* \([0-9]*\) calls.*/\1 \2/p' <<<"$line")
+	if [ -n "${ranges:-}" ] && [ "$ranges" -gt 0 ] && [ "$calls" -lt "$ranges" ]; then
+		printf '%-44s ok (%s ranges in %s calls)\n' "counters in mi_stats_print" "$ranges" "$calls" | tee -a "$results"
+	else
+		printf '%-44s FAIL: %s\n' "counters in mi_stats_print" "${line:-no libpurge line}" | tee -a "$results"
+		fail=1
+	fi
+	out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_LIBPURGE=0 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$reuse" live 2>&1)
+	if grep -aq '^ *libpurge:' <<<"$out"; then
+		printf '%-44s FAIL: a queue with MIMALLOC_LIBPURGE=0\n' "MIMALLOC_LIBPURGE=0" | tee -a "$results"
+		fail=1
+	else
+		printf '%-44s ok (no queue)\n' "MIMALLOC_LIBPURGE=0" | tee -a "$results"
+	fi
+	;;
+*)
+	echo "unknown mode $mode" >&2
+	exit 2
+	;;
+esac
+echo "results: $results"
+exit $fail
