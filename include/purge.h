@@ -262,7 +262,7 @@ struct purge_stats {
 int purge_version(void);
 
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default): about 90 bytes a range plus 52 KiB (142 KiB for the
+ * (0 = default): about 107 bytes a range plus 52 KiB (159 KiB for the
  * default 1024), on a 64-bit system.  A queue that only enqueues and
  * flushes writes 16 bytes a range of it (24 when it keeps ages); the rest
  * is for cancel's index and partial flushes, written once it uses them.
@@ -446,6 +446,26 @@ int purge_pressure_open(void);
  * between stat() and open(); or the errno of stat(), open(), connect() or
  * write() on it.  purge_pressure_open(3) has what each revents bit means
  * for each kind. */
+
+/* A lock of the caller's (2.3): see purge_set_lock(). */
+struct purge_lock {
+	void (*lock)(void *arg);   /* take the caller's lock */
+	void (*unlock)(void *arg); /* let it go */
+	void *arg;
+};
+
+/* Share an unlocked queue between threads under the caller's own lock
+ * (2.3): every call on q is then made with that lock held, and the library
+ * lets go of it, through lk->unlock, around each system call of a flush
+ * and while a call waits for another thread's (see "Threads and waits"),
+ * and takes it again through lk->lock before it returns.  The allocator
+ * keeps its own lock (jemalloc's malloc_mutex_t, with its lock-order
+ * checks) and gets the queue's behaviour of PURGE_LOCKED.  lk is copied;
+ * NULL makes q owned by one thread again.  Set it while no flush runs.
+ * Returns 0, -EINVAL (NULL or destroyed queue, a PURGE_LOCKED queue, lk
+ * without both functions) or -EBUSY (from on_failure or while a flush
+ * runs).  O(1). */
+int purge_set_lock(purge_queue *q, const struct purge_lock *lk);
 
 /* For atfork handlers of programs that share a PURGE_LOCKED queue between
  * threads and fork: prepare takes the queue (waits for the call in

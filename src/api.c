@@ -35,8 +35,11 @@ static int api_enter(purge_queue *q)
 	return purge__enter(q);
 }
 
+/* A shared queue's flush ended: the thresholds others crossed meanwhile. */
 static int api_leave(purge_queue *q, int ret)
 {
+	if (q->fl.want && !q->busy)
+		purge__drain_wanted(q);
 	purge__unlock(q);
 	return ret;
 }
@@ -182,6 +185,20 @@ int purge_set_batch(purge_queue *q, unsigned batch)
 	if (batch == 0 || batch > PURGE_BATCH_MAX)
 		return api_leave(q, -EINVAL);
 	q->set.batch = batch;
+	return api_leave(q, 0);
+}
+
+int purge_set_lock(purge_queue *q, const struct purge_lock *lk)
+{
+	int ret = api_enter(q);
+
+	if (ret)
+		return ret;
+	if (q->busy)
+		return api_leave(q, -EBUSY);
+	if ((q->set.flags & PURGE_LOCKED) || (lk && (!lk->lock || !lk->unlock)))
+		return api_leave(q, -EINVAL);
+	q->guard = lk ? *lk : (struct purge_lock){0};
 	return api_leave(q, 0);
 }
 

@@ -136,10 +136,13 @@ static bool drain_ordered(const struct iovec *a, size_t n)
 	return true;
 }
 
-/* One round: sorted (PURGE_NO_COALESCE: as taken), then settled. */
+/* One round: sorted (PURGE_NO_COALESCE: as taken), then settled; a
+ * shared queue's from the flight array, so that other threads can use
+ * the store while it is in the kernel. */
 static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 {
 	size_t ordered = t->sorted ? SIZE_MAX : t->n; /* none of v[0..ordered) overlaps */
+	struct iovec *v = t->v;
 
 	if (!(q->set.flags & PURGE_NO_COALESCE) && !t->sorted && !drain_ordered(t->v, t->n)) {
 		purge__sort_iov(t->v, t->tmp, t->n);
@@ -148,10 +151,28 @@ static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 	}
 	if (q->frame && !t->counted) /* a frame plan counts its own */
 		purge__frames_tally(q, t->v, ordered, t->n);
+	if (purge__flight_shared(q))
+		v = purge__flight_load(q, t->v, t->n);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
-	struct purge__flush_out out = purge__flush_run(q, t->v, t->n);
+	struct purge__flush_out out = purge__flush_run(q, v, t->n);
 	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);
+	purge__flight_unload(q);
 	return out.reports;
+}
+
+/* Another thread flushes a shared queue: an automatic plan is left to it
+ * (it checks the thresholds again when it ends); any other waits for it
+ * to end.  True when this plan has nothing left to do. */
+static bool drain_defer(purge_queue *q, const struct drain_plan *p)
+{
+	if (!q->busy)
+		return false;
+	if (p->automatic && !p->room) {
+		q->fl.want = true;
+		return true;
+	}
+	purge__flight_wait_idle(q);
+	return p->room && purge__store_room(&q->s) >= p->room;
 }
 
 /* The bracket every flush goes through. */
@@ -160,17 +181,17 @@ static int drain_settle(purge_queue *q, const struct drain_plan *p)
 	uint64_t reports = 0;
 	struct purge__take t;
 
-	if (purge__store_live(&q->s) == 0)
+	if (drain_defer(q, p) || purge__store_live(&q->s) == 0)
 		return 0;
-	q->busy = true;
 	uint64_t t0 = purge__books_flush_begin(q, p->automatic);
+	purge__flight_begin(q, t0);
 	for (bool progress = true; progress;) {
 		progress = drain_take(q, p, &t);
 		reports += t.n ? drain_round(q, &t) : 0;
 		progress = progress && drain_more(q, p);
 	}
 	purge__books_flush_end(q, t0);
-	q->busy = false;
+	purge__flight_end(q);
 	return reports > INT_MAX ? INT_MAX : (int)reports;
 }
 
@@ -269,7 +290,8 @@ uint64_t purge__drain_oldest(purge_queue *q)
 	return purge__store_oldest(&q->s);
 }
 
-/* Rounds of the oldest `batch` pieces until `need` pieces are free. */
+/* Rounds of the oldest `batch` pieces until `need` pieces are free (after
+ * another thread's flush, when one runs). */
 void purge__drain_room(purge_queue *q, uint32_t need)
 {
 	const struct drain_plan p = {.automatic = true,
@@ -313,7 +335,8 @@ static void drain_ovl(purge_queue *q)
 		drain_settle(q, &p);
 }
 
-int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end)
+/* The store's part of a cancel: the pending bytes it removed. */
+static size_t drain_cancel_store(purge_queue *q, uintptr_t start, uintptr_t end)
 {
 	struct purge__cut cut;
 
@@ -321,7 +344,85 @@ int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end)
 	for (uint32_t need; (need = purge__store_cancel(&q->s, start, end, &cut)) != 0;)
 		purge__drain_room(q, need);
 	purge__books_cancelled(q, &cut);
-	PURGE_TRACE4(cancel, q, start, end - start, cut.bytes);
+	return cut.bytes;
+}
+
+/* The part of another thread's round in flight that no call has taken:
+ * false when a split finds no room (nothing changed). */
+static bool drain_cancel_flight(purge_queue *q, uintptr_t start, uintptr_t end, size_t *bytes)
+{
+	struct purge__cut cut = {0};
+	bool ok = purge__flight_cancel(q, start, end, &cut);
+
+	purge__books_cancelled(q, &cut);
+	*bytes += cut.bytes;
+	return ok;
+}
+
+/* A cancel while another thread flushes: what no call has taken comes
+ * out; what the call in the kernel covers is waited for (that plan only),
+ * then what it left comes out too.  When a split finds the store full,
+ * the flush is waited for: its bytes are then purged, not pending. */
+static size_t drain_cancel_shared(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	size_t bytes = 0;
+	bool ok = drain_cancel_flight(q, start, end, &bytes);
+
+	if (ok && purge__flight_touches(q, start, end)) {
+		purge__flight_wait_zone(q);
+		ok = drain_cancel_flight(q, start, end, &bytes);
+		purge__flight_waited(q);
+	}
+	if (!ok)
+		purge__flight_wait_idle(q);
+	return bytes;
+}
+
+int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end)
+{
+	size_t bytes = drain_cancel_store(q, start, end);
+
+	if (q->busy && q->fl.n)
+		bytes += drain_cancel_shared(q, start, end);
+	PURGE_TRACE4(cancel, q, start, end - start, bytes);
 	drain_ovl(q);
-	return cut.bytes != 0;
+	return bytes != 0;
+}
+
+/* Thresholds other threads crossed while this one flushed. */
+void purge__drain_wanted(purge_queue *q)
+{
+	while (q->fl.want && !q->busy) {
+		q->fl.want = false;
+		uint64_t now = purge__now(q, true);
+		unsigned c = purge__drain_over(q, now);
+		if (c)
+			purge__drain_auto(q, c, now);
+		drain_ovl(q);
+	}
+}
+
+/* A fork child whose parent was flushing in another thread: the child
+ * settles the rest of that round alone (its books and pages are the
+ * child's own), so that it never keeps a half-settled queue. */
+void purge__drain_fork_child(purge_queue *q)
+{
+	struct purge__flight *f = &q->fl;
+
+	if (!purge__flight_fork_child(q))
+		return;
+	f->alone = true;
+	if (f->next < f->n && f->next_off && f->next_off >= f->v[f->next].iov_len) {
+		purge__books_purged(q, 0, 1); /* its last bytes were settled */
+		f->next++;
+	} else if (f->next < f->n) {
+		f->v[f->next].iov_base = (char *)f->v[f->next].iov_base + f->next_off;
+		f->v[f->next].iov_len -= f->next_off;
+	}
+	if (f->next < f->n)
+		purge__flush_run(q, f->v + f->next, f->n - f->next);
+	purge__flight_unload(q);
+	purge__books_flush_end(q, f->t0);
+	q->busy = false;
+	f->alone = false;
 }

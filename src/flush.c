@@ -62,10 +62,16 @@ static size_t flush_iov_bytes(const struct iovec *iov, size_t k)
 static ssize_t flush_pmadv(struct flush_run *r, const struct iovec *iov, size_t k)
 {
 	const struct purge__backend *be = r->q->be;
+	bool shared = purge__flight_shared(r->q);
+	if (shared)
+		purge__flight_drop(r->q);
 	uint64_t t0 = purge__now(r->q, false);
 	ssize_t ret = be->pmadv(be->ctx, iov, k, r->q->set.advice->value);
+	uint64_t t1 = purge__now(r->q, false);
+	if (shared)
+		purge__flight_retake(r->q);
 
-	purge__books_call(r->q, k, purge__now(r->q, false) - t0);
+	purge__books_call(r->q, k, t1 - t0);
 	r->out.calls++;
 	PURGE_TRACE4(pmadv, r->q, k, flush_iov_bytes(iov, k), ret);
 	return ret;
@@ -74,10 +80,16 @@ static ssize_t flush_pmadv(struct flush_run *r, const struct iovec *iov, size_t 
 static int flush_madv(struct flush_run *r, const struct iovec *v)
 {
 	const struct purge__backend *be = r->q->be;
+	bool shared = purge__flight_shared(r->q);
+	if (shared)
+		purge__flight_drop(r->q);
 	uint64_t t0 = purge__now(r->q, false);
 	int ret = be->madv(be->ctx, v->iov_base, v->iov_len, r->q->set.advice->value);
+	uint64_t t1 = purge__now(r->q, false);
+	if (shared)
+		purge__flight_retake(r->q);
 
-	purge__books_call(r->q, 0, purge__now(r->q, false) - t0);
+	purge__books_call(r->q, 0, t1 - t0);
 	r->out.calls++;
 	PURGE_TRACE4(madv, r->q, v->iov_base, v->iov_len, ret);
 	return ret;
@@ -140,7 +152,8 @@ static bool flush_plan_direct(struct flush_run *r, size_t batch, size_t *bytes)
 	if (r->off)
 		return false;
 	for (; j < r->n && j - r->i < batch; j++) {
-		if (r->sel[j].iov_len > room - total)
+		/* a range a cancel emptied (shared queues) ends the call */
+		if (r->sel[j].iov_len > room - total || r->sel[j].iov_len == 0)
 			break;
 		if (flush_touches_next(r, j)) /* also the one after the batch: it would join */
 			return false;
@@ -174,7 +187,8 @@ static size_t flush_segment(struct flush_run *r, size_t *j, size_t *o, size_t ro
 		len += part;
 		*o = 0;
 		if (++*j == r->n || len == room || !flush_can_join(r, *j - 1) ||
-		    flush_base(&r->sel[*j]) != flush_base(p) + p->iov_len)
+		    flush_base(&r->sel[*j]) != flush_base(p) + p->iov_len ||
+		    r->sel[*j].iov_len == 0)
 			return len;
 		++*joins;
 	}
@@ -188,7 +202,7 @@ static size_t flush_plan_merged(struct flush_run *r, size_t batch, size_t *bytes
 	size_t k = 0, j = r->i, o = r->off, room = q->set.call_bytes, total = 0;
 
 	r->joins = 0;
-	while (k < batch && j < r->n && total < room) {
+	while (k < batch && j < r->n && total < room && r->sel[j].iov_len > o) {
 		struct purge__slot *at = &q->ioslot[k];
 		*at = (struct purge__slot){(uint32_t)j, 0, o};
 		size_t len = flush_segment(r, &j, &o, room - total, &at->joins);
@@ -337,12 +351,49 @@ static void flush_short_count(struct flush_run *r, size_t k, size_t ret)
 	flush_failed_iovec(r, f, 0);
 }
 
+/* ---- a shared queue's round (flight.h) ------------------------------------ */
+
+/* Steps over what cancels of other threads took from the round: a range
+ * emptied (booked by the cancel), or one whose unsent tail it took (its
+ * last bytes were settled already).  False when the round is done. */
+static bool flush_skip(struct flush_run *r)
+{
+	while (r->i < r->n) {
+		size_t len = r->sel[r->i].iov_len;
+		if (r->off == 0 && len != 0)
+			return true;
+		if (r->off && r->off < len)
+			return true;
+		if (r->off)
+			purge__books_purged(r->q, 0, 1);
+		r->i++;
+		r->off = 0;
+	}
+	return false;
+}
+
+/* The plan goes to the kernel: other threads' cancels wait for what it
+ * covers, and may take what follows it. */
+static void flush_zone(struct flush_run *r)
+{
+	if (purge__flight_shared(r->q))
+		purge__flight_zone(r->q, r->i, r->off, r->pi, r->poff);
+}
+
+/* The plan is booked: cancels may take from the cursor on. */
+static void flush_complete(struct flush_run *r)
+{
+	if (purge__flight_shared(r->q))
+		purge__flight_complete(r->q, r->i, r->off);
+}
+
 /* ---- the paths ----------------------------------------------------------- */
 
 static void flush_vectored(struct flush_run *r)
 {
-	while (r->i < r->n && r->path == PURGE_BACKEND_VECTORED && !r->refused) {
+	while (flush_skip(r) && r->path == PURGE_BACKEND_VECTORED && !r->refused) {
 		size_t bytes, k = flush_plan(r, r->q->set.batch, &bytes);
+		flush_zone(r);
 		ssize_t ret = flush_pmadv(r, r->iov, k);
 		if (ret >= (ssize_t)bytes)
 			flush_settle_plan(r, bytes);
@@ -350,19 +401,22 @@ static void flush_vectored(struct flush_run *r)
 			flush_short_count(r, k, (size_t)ret);
 		else
 			flush_call_error(r, bytes, (int)ret);
+		flush_complete(r);
 	}
 }
 
 static void flush_looped(struct flush_run *r)
 {
-	while (r->i < r->n) {
+	while (flush_skip(r)) {
 		size_t bytes;
 		flush_plan(r, 1, &bytes);
+		flush_zone(r);
 		int err = flush_madv(r, &r->iov[0]);
 		if (!err)
 			flush_settle_plan(r, bytes);
 		else
 			flush_failed_iovec(r, 0, err);
+		flush_complete(r);
 	}
 }
 
@@ -370,7 +424,7 @@ static void flush_looped(struct flush_run *r)
 static void flush_report_rest(struct flush_run *r)
 {
 	r->solo = r->n;
-	while (r->i < r->n) {
+	while (flush_skip(r)) {
 		size_t bytes;
 		flush_plan(r, 1, &bytes);
 		flush_settle(r, bytes, r->refused);
@@ -385,7 +439,7 @@ struct purge__flush_out purge__flush_run(purge_queue *q, const struct iovec *sel
 	int saved = errno;
 
 	r.path = q->backend = purge__path(q, true);
-	while (r.i < r.n) {
+	while (flush_skip(&r)) {
 		if (r.refused)
 			flush_report_rest(&r);
 		else if (r.path == PURGE_BACKEND_VECTORED)

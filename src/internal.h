@@ -40,6 +40,7 @@
 #pragma GCC visibility push(hidden)
 
 #include "store.h"
+#include "flight.h"
 
 /* 5.18+; glibc 2.36 has it, older C libraries may not */
 #ifndef MADV_DONTNEED_LOCKED
@@ -145,7 +146,9 @@ struct purge_queue {
 	struct purge_stats st;      /* the books: written by books.c alone */
 	struct iovec *iov;          /* PURGE_BATCH_MAX: calls that merge neighbours */
 	struct purge__slot *ioslot; /* PURGE_BATCH_MAX */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;       /* PURGE_LOCKED */
+	struct purge_lock guard;    /* purge_set_lock: the caller's lock */
+	struct purge__flight fl;    /* a shared queue's flush (flight.h) */
 };
 
 /* A queue that is alive: not NULL, not destroyed.  Checked before its
@@ -168,13 +171,15 @@ static inline void purge__unlock(const purge_queue *q)
 }
 
 /* Takes the queue for a call: its lock, unless the caller is inside its
- * flush (-EBUSY) or the queue is gone (-EINVAL).  On 0, unlock after. */
+ * own flush (-EBUSY: from on_failure) or the queue is gone (-EINVAL).  A
+ * shared queue's flush by another thread does not refuse the call (it
+ * lets go of the lock in the kernel: flight.h).  On 0, unlock after. */
 static inline int purge__enter(purge_queue *q)
 {
 	if (!purge__alive(q))
 		return -EINVAL;
 	purge__lock(q);
-	if (q->busy) {
+	if (q->busy && purge__flight_mine(q)) {
 		purge__unlock(q);
 		return -EBUSY;
 	}
@@ -216,6 +221,10 @@ int purge__drain_older(purge_queue *q, uint64_t age_ns);
 int purge__drain_to(purge_queue *q, size_t keep_bytes);
 int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
 uint64_t purge__drain_oldest(purge_queue *q);
+/* A shared queue: the thresholds other threads crossed during a flush;
+ * a fork child's half-settled round (flight.h). */
+void purge__drain_wanted(purge_queue *q);
+void purge__drain_fork_child(purge_queue *q);
 
 /* frames.c: with PURGE_HUGE, what a holding flush takes, one round. */
 struct purge__frames_plan {

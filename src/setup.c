@@ -19,7 +19,7 @@
 /* Where each array lives, as offsets from the queue's first byte. */
 struct setup_layout {
 	uint32_t npieces, nnodes;
-	size_t rng, link, stamp, ovl, nodes, scratch, iov, ioslot, total;
+	size_t rng, link, stamp, ovl, nodes, scratch, flight, iov, ioslot, total;
 };
 
 /* Pool pieces for a capacity: splits may hold more than capacity pending
@@ -68,6 +68,7 @@ static bool setup_layout(unsigned capacity, struct setup_layout *l)
 	       setup_carve(&at, n, sizeof(uint32_t), &l->ovl) &&
 	       setup_carve(&at, l->nnodes, sizeof(struct purge__node), &l->nodes) &&
 	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->scratch) &&
+	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->flight) &&
 	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct iovec), &l->iov) &&
 	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct purge__slot), &l->ioslot) &&
 	       setup_carve(&at, 1, 0, &l->total);
@@ -86,6 +87,7 @@ static void setup_arrays(purge_queue *q, const struct setup_layout *l)
 
 	q->iov = (struct iovec *)(base + l->iov);
 	q->ioslot = (struct purge__slot *)(base + l->ioslot);
+	q->fl.v = (struct iovec *)(base + l->flight); /* written by shared queues only */
 	purge__store_init(&q->s, l->npieces, (struct iovec *)(base + l->rng),
 	                  (struct purge__link *)(base + l->link), (uint64_t *)(base + l->stamp),
 	                  (uint32_t *)(base + l->ovl), (struct purge__node *)(base + l->nodes),
@@ -108,6 +110,13 @@ static int setup_advice(purge_queue *q)
 	return ret ? -EOPNOTSUPP : 0;
 }
 
+/* The flight's waits (flight.h): every queue has them, used once shared. */
+static void setup_waits(purge_queue *q)
+{
+	pthread_mutex_init(&q->fl.m, NULL);
+	pthread_cond_init(&q->fl.c, NULL);
+}
+
 /* Recursive, so that a call from on_failure answers -EBUSY instead of
  * deadlocking. */
 static int setup_lock(purge_queue *q)
@@ -115,6 +124,7 @@ static int setup_lock(purge_queue *q)
 	pthread_mutexattr_t at;
 	int ret;
 
+	setup_waits(q);
 	if (!(q->set.flags & PURGE_LOCKED))
 		return 0;
 	pthread_mutexattr_init(&at);
@@ -204,29 +214,44 @@ int purge_queue_destroy(purge_queue *q)
 	purge__unlock(q);
 	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->fl.c);
+	pthread_mutex_destroy(&q->fl.m);
 	if (q->map_len)
 		munmap(q, q->map_len);
 	errno = saved;
 	return ret;
 }
 
+/* Takes the queue, and waits for the call a flush of another thread has
+ * in the kernel (that flush parks after it, holding no lock, until
+ * purge_fork_parent). */
 void purge_fork_prepare(purge_queue *q)
 {
-	if (purge__alive(q))
-		purge__lock(q);
+	if (!purge__alive(q))
+		return;
+	purge__lock(q);
+	purge__flight_fork_prepare(q);
 }
 
 void purge_fork_parent(purge_queue *q)
 {
-	if (purge__alive(q))
-		purge__unlock(q);
+	if (!purge__alive(q))
+		return;
+	purge__flight_fork_parent(q);
+	purge__unlock(q);
 }
 
 /* The child has one thread, the one that forked and holds the lock, under
  * another thread id: a recursive mutex would refuse its unlock.  A fresh
- * mutex is what POSIX atfork child handlers do (glibc's malloc does too). */
+ * mutex is what POSIX atfork child handlers do (glibc's malloc does too).
+ * A round another thread was settling is settled here, in the child. */
 void purge_fork_child(purge_queue *q)
 {
-	if (purge__alive(q) && (q->set.flags & PURGE_LOCKED))
+	if (!purge__alive(q))
+		return;
+	if (q->set.flags & PURGE_LOCKED)
 		setup_lock(q);
+	else
+		setup_waits(q);
+	purge__drain_fork_child(q);
 }

@@ -10,6 +10,7 @@
 #include "../books.c"
 #include "../config.c"
 #include "../drain.c"
+#include "../flight.c"
 #include "../flush.c"
 #include "../frames.c"
 #include "../fmt.c"

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The flight: how a shared queue (PURGE_LOCKED, or guarded by the caller's
+ * lock through purge_set_lock) settles without holding its lock across the
+ * kernel.  The shape is io_uring's: submission apart from completion.
+ *
+ *   take      under the lock, a flush takes a round out of the store and
+ *             copies it, sorted, into the flight array (the store and its
+ *             scratch stay free for other threads);
+ *   zone      under the lock, it plans one call from the round's cursor and
+ *             publishes the call's hull (the zone) and where the part no
+ *             call has taken yet begins (`next`);
+ *   call      without the lock, the system call(s) of that plan;
+ *   complete  under the lock again, it books the plan's bytes, ends the
+ *             zone, and lets the cancels that waited for it go first.
+ *
+ * Meanwhile other threads enqueue (into the store), read stats, set the
+ * batch, and cancel: a cancel removes what it covers from the store and
+ * from the round's part that no call has taken yet (so no later call
+ * purges it), and, when it touches the zone, waits for that one plan to
+ * complete (it cannot take back what the kernel is freeing).  Flushes of
+ * other threads wait for the running one; automatic flushes they would
+ * start are left to it (`want`).  Only the flushing thread (`owner`)
+ * answers -EBUSY from inside on_failure.
+ *
+ * Who writes what.  Every field is written with the queue's lock held; the
+ * fields that waits test (seq, waiters, fork, parked and the queue's busy)
+ * are written with `m` held too, so that a thread can wait on `c` with `m`
+ * alone after it let go of the queue's lock, and miss no wake-up.  Order:
+ * the queue's lock, then `m`; never the other way.
+ */
+#ifndef PURGE_FLIGHT_H
+#define PURGE_FLIGHT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "purge.h"
+#include "store.h"
+
+#pragma GCC visibility push(hidden) /* internal, as in internal.h */
+
+struct purge__flight {
+	struct iovec *v;            /* [npieces + 1]: the round in flight */
+	size_t n;                   /* its ranges (0: no round in flight) */
+	size_t ordered;             /* v[0..ordered) in address order, disjoint */
+	uintptr_t tail_lo, tail_hi; /* hull of v[ordered..n) (scanned, not searched) */
+	size_t next, next_off;      /* no call has taken v[next] + next_off on */
+	uintptr_t zone_lo, zone_hi; /* hull of the plan in the kernel; empty: lo >= hi */
+	uint64_t seq;               /* plans completed */
+	uint64_t t0;                /* when the flush began (for a fork child) */
+	unsigned waiters;           /* cancels waiting for the zone */
+	pthread_t owner;            /* the flushing thread, while the queue is busy */
+	bool want;                  /* another thread crossed a threshold meanwhile */
+	bool fork, parked;          /* purge_fork_prepare asked; the flusher waits */
+	bool alone;                 /* a fork child finishes the round: no lock to let go */
+	pthread_mutex_t m;
+	pthread_cond_t c;
+};
+
+/* Is q shared between threads (its flushes let go of its lock)? */
+bool purge__flight_shared(const purge_queue *q);
+/* Is the caller the thread that flushes q (or q not shared)?  Calls from
+ * inside its on_failure answer -EBUSY. */
+bool purge__flight_mine(const purge_queue *q);
+
+/* Let go of the queue's lock for a system call, and take it again. */
+void purge__flight_drop(purge_queue *q);
+void purge__flight_retake(purge_queue *q);
+
+/* A flush begins and ends (busy, owner, the waits for its end). */
+void purge__flight_begin(purge_queue *q, uint64_t t0);
+void purge__flight_end(purge_queue *q);
+/* Until no other thread's flush runs (lets go of the lock meanwhile). */
+void purge__flight_wait_idle(purge_queue *q);
+
+/* A sorted round (overlapping ranges last) into the flight array; returns
+ * the copy, which the flush settles. */
+struct iovec *purge__flight_load(purge_queue *q, const struct iovec *v, size_t n);
+void purge__flight_unload(purge_queue *q);
+
+/* The flusher planned [from, to) of the round (index, offset pairs): the
+ * zone, and where cancels may take from. */
+void purge__flight_zone(purge_queue *q, size_t i, size_t off, size_t pi, size_t poff);
+/* The plan is booked and the cursor is at (i, off): cancels may take from
+ * there; those that waited go first; a fork may park the flusher here. */
+void purge__flight_complete(purge_queue *q, size_t i, size_t off);
+
+/* A cancel's part: remove [a, b) from the round where no call has taken
+ * it, into cut (a split puts its right part back in the store).  Returns
+ * false when a split found the store full: the caller waits for the
+ * flush to end and cancels again. */
+bool purge__flight_cancel(purge_queue *q, uintptr_t a, uintptr_t b, struct purge__cut *cut);
+/* Does [a, b) touch the zone?  Then wait for that plan (lets go of the
+ * lock meanwhile). */
+bool purge__flight_touches(const purge_queue *q, uintptr_t a, uintptr_t b);
+void purge__flight_wait_zone(purge_queue *q);
+/* The cancel that waited took its part: the flusher may go on. */
+void purge__flight_waited(purge_queue *q);
+
+/* Fork: prepare parks the flusher between plans (the caller holds the
+ * lock); parent lets it go on; child makes the waits usable and answers
+ * true when a round is left that the child must finish (drain.c). */
+void purge__flight_fork_prepare(purge_queue *q);
+void purge__flight_fork_parent(purge_queue *q);
+bool purge__flight_fork_child(purge_queue *q);
+
+#pragma GCC visibility pop
+
+#endif
