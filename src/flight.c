@@ -256,6 +256,22 @@ static bool flight_splits(const struct purge__flight *f, size_t j, uintptr_t a, 
 	return s < t && s > (uintptr_t)f->v[j].iov_base && t < u1;
 }
 
+/* The right part of a split: settled by this round (an unsorted tail
+ * range), or, when the spare slots are used up, pending in the store. */
+static void flight_give_back(purge_queue *q, uintptr_t a, uintptr_t b)
+{
+	struct purge__flight *f = &q->fl;
+
+	if (f->n < f->cap) {
+		f->v[f->n++] = (struct iovec){(void *)a, b - a};
+		f->tail_lo = a < f->tail_lo ? a : f->tail_lo;
+		f->tail_hi = b > f->tail_hi ? b : f->tail_hi;
+		return;
+	}
+	uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
+	purge__store_add(&q->s, a, b, now);
+}
+
 /* Take [a, b) out of v[j]'s unsent part: trim, empty (length 0: the
  * flusher steps over it) or split (the right part back to the store). */
 static void flight_cut(purge_queue *q, size_t j, uintptr_t a, uintptr_t b, struct purge__cut *cut)
@@ -269,8 +285,7 @@ static void flight_cut(purge_queue *q, size_t j, uintptr_t a, uintptr_t b, struc
 		return;
 	cut->bytes += t - s;
 	if (s > base && t < u1) {
-		uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
-		purge__store_add(&q->s, t, u1, now);
+		flight_give_back(q, t, u1);
 		cut->split++;
 	}
 	if (s > base) {
@@ -319,7 +334,7 @@ bool purge__flight_cancel(purge_queue *q, uintptr_t a, uintptr_t b, struct purge
 {
 	if (q->fl.n == 0)
 		return true;
-	if (flight_each(q, a, b, NULL) > purge__store_room(&q->s))
+	if (flight_each(q, a, b, NULL) > q->fl.cap - q->fl.n + purge__store_room(&q->s))
 		return false; /* changes nothing: the caller waits for the flush */
 	flight_each(q, a, b, cut);
 	return true;

@@ -43,9 +43,12 @@
 
 #pragma GCC visibility push(hidden) /* internal, as in internal.h */
 
+/* Slots after a round for the right parts of ranges cancels split. */
+#define PURGE_FLIGHT_SPARE 64
+
 struct purge__flight {
-	struct iovec *v;            /* [npieces + 1]: the round in flight */
-	size_t n;                   /* its ranges (0: no round in flight) */
+	struct iovec *v;            /* [npieces + 1 + PURGE_FLIGHT_SPARE]: the round in flight */
+	size_t n, cap;              /* its ranges (0: no round in flight); slots */
 	size_t ordered;             /* v[0..ordered) in address order, disjoint */
 	uintptr_t tail_lo, tail_hi; /* hull of v[ordered..n) (scanned, not searched) */
 	size_t next, next_off;      /* no call has taken v[next] + next_off on */
@@ -90,7 +93,8 @@ void purge__flight_zone(purge_queue *q, size_t i, size_t off, size_t pi, size_t 
 void purge__flight_complete(purge_queue *q, size_t i, size_t off);
 
 /* A cancel's part: remove [a, b) from the round where no call has taken
- * it, into cut (a split puts its right part back in the store).  Returns
+ * it, into cut (a split appends its right part to the round, or puts it
+ * back in the store when the spare slots are used up).  Returns
  * false when a split found the store full: the caller waits for the
  * flush to end and cancels again. */
 bool purge__flight_cancel(purge_queue *q, uintptr_t a, uintptr_t b, struct purge__cut *cut);

@@ -353,11 +353,14 @@ static void flush_short_count(struct flush_run *r, size_t k, size_t ret)
 
 /* ---- a shared queue's round (flight.h) ------------------------------------ */
 
-/* Steps over what cancels of other threads took from the round: a range
+/* Steps over what cancels of other threads took from the round (and takes
+ * in what they split off it): a range
  * emptied (booked by the cancel), or one whose unsent tail it took (its
  * last bytes were settled already).  False when the round is done. */
 static bool flush_skip(struct flush_run *r)
 {
+	if (purge__flight_shared(r->q)) /* the right parts cancels split go last */
+		r->n = r->q->fl.n;
 	while (r->i < r->n) {
 		size_t len = r->sel[r->i].iov_len;
 		if (r->off == 0 && len != 0)

@@ -68,7 +68,7 @@ static bool setup_layout(unsigned capacity, struct setup_layout *l)
 	       setup_carve(&at, n, sizeof(uint32_t), &l->ovl) &&
 	       setup_carve(&at, l->nnodes, sizeof(struct purge__node), &l->nodes) &&
 	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->scratch) &&
-	       setup_carve(&at, n + 1, sizeof(struct iovec), &l->flight) &&
+	       setup_carve(&at, n + 1 + PURGE_FLIGHT_SPARE, sizeof(struct iovec), &l->flight) &&
 	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct iovec), &l->iov) &&
 	       setup_carve(&at, PURGE_BATCH_MAX, sizeof(struct purge__slot), &l->ioslot) &&
 	       setup_carve(&at, 1, 0, &l->total);
@@ -88,6 +88,7 @@ static void setup_arrays(purge_queue *q, const struct setup_layout *l)
 	q->iov = (struct iovec *)(base + l->iov);
 	q->ioslot = (struct purge__slot *)(base + l->ioslot);
 	q->fl.v = (struct iovec *)(base + l->flight); /* written by shared queues only */
+	q->fl.cap = l->npieces + 1 + PURGE_FLIGHT_SPARE;
 	purge__store_init(&q->s, l->npieces, (struct iovec *)(base + l->rng),
 	                  (struct purge__link *)(base + l->link), (uint64_t *)(base + l->stamp),
 	                  (uint32_t *)(base + l->ovl), (struct purge__node *)(base + l->nodes),

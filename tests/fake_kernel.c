@@ -95,6 +95,8 @@ static ssize_t fake_pmadv(void *ctx, const struct iovec *iov, size_t n, int advi
 	size_t done = 0, cap = (size_t)INT_MAX & ~(fk->page - 1);
 
 	(void)advice;
+	if (fk->in_call)
+		fk->in_call(fk->in_call_arg);
 	fk->max_vlen = n > fk->max_vlen ? n : fk->max_vlen;
 	fk->now += fk->call_ns;
 	if (fk->pmadv_calls++ >= fk->refuse_after && fk->refuse)
@@ -102,6 +104,11 @@ static ssize_t fake_pmadv(void *ctx, const struct iovec *iov, size_t n, int advi
 	if (n > 1024)
 		return -EINVAL;
 	for (size_t k = 0; k < n; k++) {
+		if (k > 0 &&
+		    iov[k].iov_len == 0) { /* the kernel skips it; the library should not send it */
+			fk->violations++;
+			continue;
+		}
 		if (bad_iovec(fk, &iov[k]))
 			return done ? (ssize_t)done : -EINVAL;
 		size_t len = iov[k].iov_len;
@@ -124,6 +131,8 @@ static int fake_madv(void *ctx, void *addr, size_t len, int advice)
 
 	if (addr == NULL && len == 0)
 		return (fk->unknown_advice_mask >> advice) & 1 ? -EINVAL : 0;
+	if (fk->in_call)
+		fk->in_call(fk->in_call_arg);
 	fk->madv_calls++;
 	fk->now += fk->call_ns;
 	struct iovec v = {addr, len};

@@ -41,6 +41,10 @@ struct fake_kernel {
 	int spans_err;
 	unsigned splits, whole_frees, scans, scan_opens, open_scans;
 	uint64_t scanned; /* bytes huge_spans was asked about */
+	/* called at the start of every system call (the library holds no
+	 * lock of a shared queue then): tests of other threads' calls */
+	void (*in_call)(void *arg);
+	void *in_call_arg;
 	/* what the library did */
 	unsigned pmadv_calls, madv_calls, demotions, now_calls;
 	size_t max_vlen, max_call_bytes;
