@@ -389,7 +389,10 @@ int purge_flush_to(purge_queue *q, size_t keep_bytes);
  * oldest of them; UINT64_MAX when nothing will be (nothing pending, or
  * only held ranges and no max_delay_ns), and after an error.  Ages are
  * purge_flush_older()'s: read up to two ticks early, so that what is due
- * at *next_ns is old enough then.  When nothing is due it makes no system
+ * at *next_ns is old enough then.  Use an age_ns of several ticks (1-10 ms
+ * each, clock_getres(CLOCK_MONOTONIC_COARSE)): below one, nearly every
+ * range is due as soon as it is enqueued, and each call settles about
+ * everything, as purge_flush() would.  When nothing is due it makes no system
  * call and counts no flush.  Returns what purge_flush returns: the
  * on_failure reports (>= 0), or -EINVAL (NULL or destroyed queue), -EBUSY
  * (called from on_failure).  O(k log n) for the k ranges settled out of n
