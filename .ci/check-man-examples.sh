@@ -26,8 +26,10 @@
 # Every .EX block of an EXAMPLE section needs such a line, and every page
 # of sections 3 and 7 needs at least one C example.  Roff escapes in the
 # block (\e \- \& \(aq \(dq ...) are turned back into C first.
-# README.md's Example (its first C block) is compiled as C too, with -c:
-# the allocator's book-keeping it calls is only declared there.
+# README.md's Example (every C block under "## Example", one after the
+# other in one file: the event loop's uses the first's queue) is compiled
+# as C too, with -c (the allocator's book-keeping it calls is only declared
+# there) and _POSIX_C_SOURCE (the loop reads CLOCK_MONOTONIC).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -173,12 +175,12 @@ for p in "${pages[@]}"; do
 done
 
 readme="$tmp/readme-example.c"
-awk '/^## Example/ { f = 1 } f && /^```c$/ { c = 1; next } c && /^```/ { exit } c' \
+awk '/^## / { f = /^## Example$/ } f && /^```c$/ { c = 1; next } c && /^```/ { c = 0 } c' \
 	"$root/README.md" >"$readme"
 if [ ! -s "$readme" ]; then
 	err "README.md: no C block under \"## Example\""
-elif ! out=$("$CC" -std=c11 -Wall -Wextra -Werror -I"$root/include" -c -o "$tmp/readme.o" \
-	"$readme" 2>&1); then
+elif ! out=$("$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I"$root/include" \
+	-c -o "$tmp/readme.o" "$readme" 2>&1); then
 	err "README.md: the Example does not compile:"
 	printf '%s\n' "$out" >&2
 else

@@ -277,13 +277,27 @@ size_t purge_queue_bytes(unsigned capacity);
  * 0, advice) to check that the kernel knows the advice (MADV_FREE unknown:
  * the queue uses MADV_DONTNEED and says so in its stats), and, in
  * PURGE_MODE_AUTO, the process-wide probe of purge_backend() the first time.
- * Returns 0, -EINVAL (bad argument or config), -ENOSPC (mem too small) or
+ * Returns 0, -EINVAL (bad argument or config: purge_config_check() names
+ * the field), -ENOSPC (mem too small) or
  * -EOPNOTSUPP (advice unknown to this kernel, e.g. MADV_DONTNEED_LOCKED
  * before 5.18). */
 int purge_queue_init(purge_queue **qp, void *mem, size_t size, const struct purge_config *cfg);
 
 /* Same as purge_queue_init() with storage from mmap.  Also -ENOMEM. */
 int purge_queue_create(purge_queue **qp, const struct purge_config *cfg);
+
+/* Which field of cfg purge_queue_init() and purge_queue_create() would
+ * refuse (2.3): NULL when cfg is valid (a NULL cfg is: the defaults), else
+ * a static string that starts with the field's name as the struct spells
+ * it and a colon, then says the rule it breaks: "batch: above
+ * PURGE_BATCH_MAX (1024)", "flags: PURGE_HUGE with PURGE_NO_COALESCE",
+ * "reserved[2]: must be zero".  The first invalid field in the struct's
+ * order is named.  It is the queues' own check: they refuse cfg with
+ * -EINVAL exactly when this answers non-NULL.  The environment is not
+ * read: an invalid PURGE_BATCH or PURGE_MODE is ignored (and flagged in
+ * purge_stats.env_ignored), never makes a config invalid.  No system
+ * call, no allocation; safe anywhere. */
+const char *purge_config_check(const struct purge_config *cfg);
 
 /* Flush what is pending, then release the queue (and its mmap'ed storage
  * when it came from purge_queue_create).  Returns what purge_flush()
@@ -375,7 +389,10 @@ int purge_flush_to(purge_queue *q, size_t keep_bytes);
  * oldest of them; UINT64_MAX when nothing will be (nothing pending, or
  * only held ranges and no max_delay_ns), and after an error.  Ages are
  * purge_flush_older()'s: read up to two ticks early, so that what is due
- * at *next_ns is old enough then.  When nothing is due it makes no system
+ * at *next_ns is old enough then.  Use an age_ns of several ticks (1-10 ms
+ * each, clock_getres(CLOCK_MONOTONIC_COARSE)): below one, nearly every
+ * range is due as soon as it is enqueued, and each call settles about
+ * everything, as purge_flush() would.  When nothing is due it makes no system
  * call and counts no flush.  Returns what purge_flush returns: the
  * on_failure reports (>= 0), or -EINVAL (NULL or destroyed queue), -EBUSY
  * (called from on_failure).  O(k log n) for the k ranges settled out of n

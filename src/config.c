@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Defaults, validation and environment knobs.  Environment variables are read
+ * Defaults, validation and environment knobs.  A config is judged by one
+ * function, config_problem(): purge_queue_init() answers -EINVAL where
+ * purge_config_check() names a field.  Environment variables are read
  * when a queue is set up, replace the built-in default of a field the config
  * leaves at 0, and are ignored (and flagged in purge_stats.env_ignored) when
- * invalid: a typo in the environment must not stop an allocator from starting.
+ * invalid: a typo in the environment must not stop an allocator from starting,
+ * nor make a config invalid.
  *   PURGE_BATCH = 1..1024          PURGE_MODE = auto | vectored | loop
  */
 #include "compat.h"
@@ -95,42 +98,61 @@ int purge__env_mode(void)
 	return -2;
 }
 
-static bool config_reserved_zero(const struct purge_config *c)
-{
-	uint64_t any = c->reserved32;
+/* One message for each word of purge_config.reserved. */
+static const char *const config_reserved_msg[] = {
+    "reserved[0]: must be zero", "reserved[1]: must be zero", "reserved[2]: must be zero",
+    "reserved[3]: must be zero", "reserved[4]: must be zero", "reserved[5]: must be zero",
+    "reserved[6]: must be zero",
+};
 
-	for (size_t i = 0; i < sizeof(c->reserved) / sizeof(c->reserved[0]); i++)
-		any |= c->reserved[i];
-	return any == 0;
-}
+_Static_assert(sizeof(config_reserved_msg) / sizeof(config_reserved_msg[0]) ==
+                   sizeof(((struct purge_config *)0)->reserved) / sizeof(uint64_t),
+               "one message for each reserved word");
+_Static_assert(PURGE_BATCH_MAX == 1024 && PURGE_CAPACITY_MAX == 16777215u,
+               "the messages below spell these limits out");
 
-static int config_check(const struct purge_config *c)
+/* NULL when c is valid, else the first field, in the struct's order, that
+ * is not, and the rule it breaks: the one validation of a config, for
+ * purge_queue_init() and purge_config_check() alike. */
+static const char *config_problem(const struct purge_config *c)
 {
 	const unsigned flags = PURGE_NO_COALESCE | PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL |
 	                       PURGE_AGES | PURGE_HUGE;
 
 	if (c->advice != 0 && !purge__advice_find(c->advice))
-		return -EINVAL;
-	if (c->batch > PURGE_BATCH_MAX || c->capacity > PURGE_CAPACITY_MAX)
-		return -EINVAL;
-	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
-		return -EINVAL;
-	if ((c->flags & ~flags) || !config_reserved_zero(c))
-		return -EINVAL;
+		return "advice: not 0, MADV_DONTNEED, MADV_DONTNEED_LOCKED, MADV_FREE, MADV_COLD "
+		       "or MADV_PAGEOUT";
+	if (c->batch > PURGE_BATCH_MAX)
+		return "batch: above PURGE_BATCH_MAX (1024)";
+	if (c->capacity > PURGE_CAPACITY_MAX)
+		return "capacity: above PURGE_CAPACITY_MAX (16777215)";
+	if (c->flags & ~flags)
+		return "flags: a bit that is not a PURGE_* flag";
 	/* a whole frame must reach the kernel as one range */
 	if ((c->flags & PURGE_HUGE) && (c->flags & PURGE_NO_COALESCE))
-		return -EINVAL;
-	return 0;
+		return "flags: PURGE_HUGE with PURGE_NO_COALESCE";
+	if (c->mode < PURGE_MODE_AUTO || c->mode > PURGE_MODE_LOOP)
+		return "mode: not PURGE_MODE_AUTO, PURGE_MODE_VECTORED or PURGE_MODE_LOOP";
+	if (c->reserved32)
+		return "reserved32: must be zero";
+	for (size_t i = 0; i < sizeof(c->reserved) / sizeof(c->reserved[0]); i++)
+		if (c->reserved[i])
+			return config_reserved_msg[i];
+	return NULL;
+}
+
+const char *purge_config_check(const struct purge_config *cfg)
+{
+	return cfg ? config_problem(cfg) : NULL;
 }
 
 int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg, size_t page)
 {
 	static const struct purge_config zero;
 	const struct purge_config *c = cfg ? cfg : &zero;
-	int ret = config_check(c);
 
-	if (ret)
-		return ret;
+	if (config_problem(c))
+		return -EINVAL;
 	memset(s, 0, sizeof(*s));
 	s->advice = purge__advice_find(c->advice ? c->advice : MADV_DONTNEED);
 	s->batch = PURGE_DEFAULT_BATCH;

@@ -132,6 +132,8 @@ static void workout(int mode, unsigned flags)
 	cr_assert_eq(purge_get_batch(q), 3);
 	cr_assert_geq(purge_backend(MADV_FREE), 1);
 	cr_assert_geq(purge_version(), 20000);
+	cr_assert_null(purge_config_check(&cfg));
+	cr_assert_not_null(purge_config_check(&(struct purge_config){.batch = 5000}));
 	/* whatever the environment names (decoding included): no heap either way */
 	int pfd = purge_pressure_open();
 	if (pfd >= 0)

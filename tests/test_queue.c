@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -228,6 +230,85 @@ Test(queue, config_validation)
 	cr_assert_eq(purge_queue_init(NULL, small, sizeof(small), NULL), -EINVAL);
 	cr_assert_gt(purge_queue_bytes(0), purge_queue_bytes(1));
 	cr_assert_eq(purge_queue_bytes(UINT32_MAX), 0);
+}
+
+/* The field purge_config_check names: what its answer says before the colon. */
+static void expect_names(struct purge_config cfg, const char *field, const char *what)
+{
+	const char *msg = purge_config_check(&cfg);
+	size_t n = strlen(field);
+	int ret;
+
+	cr_assert_not_null(msg, "%s: accepted", what);
+	cr_assert(strncmp(msg, field, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ' && msg[n + 2],
+	          "%s: \"%s\" does not name %s", what, msg, field);
+	mkq_ret(&cfg, &ret);
+	cr_assert_eq(ret, -EINVAL, "%s: the queue takes a config the check refuses", what);
+}
+
+Test(queue, config_check_names_the_invalid_field)
+{
+	struct purge_config c;
+
+	expect_names((struct purge_config){.advice = MADV_WILLNEED}, "advice", "MADV_WILLNEED");
+	expect_names((struct purge_config){.advice = -1}, "advice", "advice -1");
+	expect_names((struct purge_config){.batch = PURGE_BATCH_MAX + 1}, "batch", "batch 1025");
+	expect_names((struct purge_config){.batch = 5000}, "batch", "batch 5000");
+	expect_names((struct purge_config){.capacity = PURGE_CAPACITY_MAX + 1}, "capacity",
+	             "capacity max + 1");
+	expect_names((struct purge_config){.capacity = 1u << 31}, "capacity", "capacity 2^31");
+	expect_names((struct purge_config){.flags = 1u << 6}, "flags", "flag 1 << 6");
+	expect_names((struct purge_config){.flags = PURGE_TRIM | 1u << 31}, "flags",
+	             "flag 1 << 31");
+	expect_names((struct purge_config){.flags = PURGE_HUGE | PURGE_NO_COALESCE}, "flags",
+	             "HUGE | NO_COALESCE");
+	cr_assert_str_eq(purge_config_check(&(struct purge_config){
+	                     .flags = PURGE_HUGE | PURGE_NO_COALESCE | PURGE_LOCKED}),
+	                 "flags: PURGE_HUGE with PURGE_NO_COALESCE");
+	expect_names((struct purge_config){.mode = PURGE_MODE_LOOP + 1}, "mode", "mode 3");
+	expect_names((struct purge_config){.mode = -1}, "mode", "mode -1");
+	expect_names((struct purge_config){.reserved32 = 1u << 31}, "reserved32", "reserved32");
+	for (size_t i = 0; i < sizeof(c.reserved) / sizeof(c.reserved[0]); i++) {
+		char field[16];
+		memset(&c, 0, sizeof(c));
+		c.reserved[i] = UINT64_C(1) << 63;
+		snprintf(field, sizeof(field), "reserved[%zu]", i);
+		expect_names(c, field, field);
+	}
+	/* two invalid fields: the first in the struct's order */
+	expect_names((struct purge_config){.batch = 5000, .reserved = {1}}, "batch", "batch first");
+	expect_names((struct purge_config){.mode = 7, .flags = 1u << 9}, "flags", "flags first");
+}
+
+Test(queue, config_check_passes_every_valid_config)
+{
+	const int advice[] = {0,         MADV_DONTNEED, MADV_DONTNEED_LOCKED,
+	                      MADV_FREE, MADV_COLD,     MADV_PAGEOUT};
+	const unsigned all = PURGE_TRIM | PURGE_LOCKED | PURGE_INCREMENTAL | PURGE_AGES;
+	int ret;
+
+	cr_assert_null(purge_config_check(NULL), "NULL is the defaults");
+	cr_assert_null(purge_config_check(
+	    &(struct purge_config){.batch = PURGE_BATCH_MAX, .capacity = PURGE_CAPACITY_MAX}));
+	for (size_t i = 0; i < sizeof(advice) / sizeof(advice[0]); i++) {
+		struct purge_config c = {.advice = advice[i],
+		                         .batch = 1,
+		                         .capacity = 64,
+		                         .flags = all | (i & 1 ? PURGE_HUGE : PURGE_NO_COALESCE),
+		                         .max_delay_ns = UINT64_MAX,
+		                         .max_pending_bytes = SIZE_MAX,
+		                         .max_call_bytes = 1,
+		                         .mode = (int)(i % 3)};
+		cr_assert_null(purge_config_check(&c), "case %zu: %s", i, purge_config_check(&c));
+		mkq_ret(&c, &ret);
+		cr_assert_eq(ret, 0, "case %zu: the check passes, the queue refuses", i);
+	}
+	/* the environment never makes a config invalid: ignored and flagged */
+	setenv("PURGE_BATCH", "5000", 1);
+	setenv("PURGE_MODE", "fast", 1);
+	cr_assert_null(purge_config_check(&(struct purge_config){0}));
+	purge_queue *q = mkq(NULL);
+	cr_assert_eq(stats_of(q).env_ignored, PURGE_ENV_BATCH | PURGE_ENV_MODE);
 }
 
 Test(queue, defaults_from_an_all_zero_config)
