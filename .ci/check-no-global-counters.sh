@@ -8,15 +8,22 @@
 # /proc/self/smaps, their own memory cgroup.  Benchmarks may report
 # machine-wide counters (and say so); their tests may not assert on them.
 #
-# Usage: .ci/check-no-global-counters.sh [ROOT]   (default: this checkout)
+# Usage: .ci/check-no-global-counters.sh [--root DIR] [BUILD]
 # Looks at the tests, the examples that run as tests, the integrations'
-# tests and patches, and the CI checks.  Comment lines are left out; a
-# line that must name such a file without reading it (a label a test
-# expects a benchmark to print) carries "global-counter-ok" and a reason,
-# on it or on the line before.
+# tests and patches, and the CI checks of DIR (default: this checkout).
+# Comment lines are left out; a line that must name such a file without
+# reading it (a label a test expects a benchmark to print) carries
+# "global-counter-ok" and a reason, on it or on the line before.
+# With BUILD, then runs BUILD's kernel suite beside BUILD's
+# tests/thp-neighbour, which splits huge pages in a loop (a few seconds).
 set -euo pipefail
 
-root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --root ]; then
+	root=$(cd "$2" && pwd)
+	shift 2
+fi
+build=${1:+$(cd "$1" && pwd)}
 cd "$root"
 
 # machine-wide state: memory and THP counters, per-node and hugetlb pool
@@ -50,3 +57,27 @@ if [ -n "$hits" ]; then
 	exit 1
 fi
 echo "check-no-global-counters: ${#files[@]} files, no machine-wide counter read"
+
+[ -n "$build" ] || exit 0
+kernel=$build/tests/test_kernel neighbour=$build/tests/thp-neighbour
+if [ ! -x "$kernel" ] || [ ! -x "$neighbour" ]; then
+	echo "check-no-global-counters: no $kernel or $neighbour: the suite beside a neighbour is skipped"
+	exit 0
+fi
+out=$(mktemp) log=$(mktemp)
+trap 'rm -f "$out" "$log"' EXIT
+"$neighbour" 60 >"$out" &
+npid=$!
+rc=0
+"$kernel" --jobs=1 --verbose=0 >"$log" 2>&1 || rc=$?
+kill "$npid" 2>/dev/null || true
+wait "$npid" || true
+cat "$out"
+grep -E '^\[(FAIL|SKIP|====)\]|Assertion|^\[----\]   [^ ]' "$log" || true
+if [ "$rc" -ne 0 ]; then
+	echo "check-no-global-counters: the kernel suite failed beside a neighbour that splits huge pages" >&2
+	exit 1
+fi
+grep -q 'turns in .*, [1-9][0-9]* of them split' "$out" ||
+	echo "check-no-global-counters: the neighbour split no huge page here (THP off?): a weak check"
+echo "check-no-global-counters: the kernel suite passed beside the neighbour"

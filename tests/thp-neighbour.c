@@ -8,9 +8,12 @@
  * purges part of it: MADV_DONTNEED of its first 64 KiB, or munmap of its
  * last 64 KiB, turn about; either splits the huge page that backs it.
  * Then it unmaps the rest.  Prints how many turns found a huge page to
- * split.  Built with the tests, not run as one.
+ * split, at the end or when SIGTERM or SIGINT stops it early.  Built with
+ * the tests, not run as one (.ci/check-no-global-counters.sh runs the
+ * kernel suite beside it).
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,14 @@
 
 #define FRAME ((size_t)2 << 20)
 #define PART  ((size_t)64 << 10)
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static double now_s(void)
 {
@@ -61,9 +72,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: thp-neighbour [SECONDS]   (0 < SECONDS <= 3600)\n");
 		return 2;
 	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
 	double t0 = now_s(), end = t0 + secs;
 	unsigned long turns = 0, split = 0;
-	while (now_s() < end)
+	while (!stop && now_s() < end)
 		split += turn(turns++);
 	printf("thp-neighbour: %lu turns in %.1f s, %lu of them split a huge page\n", turns,
 	       now_s() - t0, split);
