@@ -606,7 +606,9 @@ Test(pressure, psi_file_gets_the_trigger_written)
 
 /* Without MEMORY_PRESSURE_WRITE (or with it empty) a PSI file gets the
  * default trigger: with none, every poll answered POLLPRI | POLLERR at
- * once, and a loop that took POLLPRI for an event flushed in a busy loop. */
+ * once, and a loop that took POLLPRI for an event flushed in a busy loop.
+ * The file is the whole machine's: another process's stalls may fire the
+ * trigger meanwhile (an event), so the loop must only never see the end. */
 Test(pressure, psi_file_without_write_gets_the_default_trigger)
 {
 	static const char *const writes[] = {NULL, ""};
@@ -616,7 +618,9 @@ Test(pressure, psi_file_without_write_gets_the_default_trigger)
 	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
 		watch(PSI_PATH, writes[i]);
 		int fd = open_fd();
-		cr_assert_eq(loop_wakes(fd, 5, 0, &what), 0, "the loop woke at once");
+		int wakes = loop_wakes(fd, 5, 0, &what);
+		cr_assert_eq(what & TURN_GONE, 0, "the loop woke %d times at once, POLLERR", wakes);
+		cr_assert_leq(wakes, 1, "the loop woke %d times at once", wakes);
 		assert_armed(fd);
 		close(fd);
 	}

@@ -197,7 +197,7 @@ done
 	echo "# $(sed -n 's/^[a-z-]*: malloc=\([^ ]*\).*/jemalloc \1/p' "$out/jemalloc.1.log") ($je)"
 	echo "# reps=$reps (medians); load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# cgroup: $cg_note"
-	echo "# splits = thp_split_pmd delta (system-wide); RSS, AnonHugePages, cgroup sampled every 0.2 s"
+	echo "# splits = thp_split_pmd delta, machine-wide: other processes' splits count too; RSS, AnonHugePages, cgroup sampled every 0.2 s"
 	printf '%-12s %10s %7s %9s %9s %9s %9s %9s %9s\n' config records/s splits \
 		peakRSS avgRSS peakCg avgCg peakHuge avgHuge
 	for c in $configs; do
