@@ -10,7 +10,8 @@
  *  - the library never calls malloc/free, creates no thread and installs no
  *    signal handler: it is safe to call from inside an allocator;
  *  - a queue is owned by one thread at a time unless it was created with
- *    PURGE_LOCKED, which makes every call on it thread-safe;
+ *    PURGE_LOCKED, which makes every call on it thread-safe, or is shared
+ *    under the caller's own lock (purge_set_lock); see "Threads and waits";
  *  - fork(): the child gets a copy of every queue, and its flushes advise
  *    the child's own memory (PIDFD_SELF names the caller).  A PURGE_LOCKED
  *    queue that other threads use across a fork needs purge_fork_prepare(),
@@ -45,6 +46,38 @@
  * taking a run, before writing to it.  In the other order a purge can hit
  * a run another thread already reuses, or a cancel can miss a purge that
  * is still to come.
+ *
+ * Threads and waits (2.3).  A shared queue (PURGE_LOCKED, or under a
+ * lock of the caller's through purge_set_lock) never holds its lock
+ * across a system call.  A flush takes its round out under the lock (the
+ * ranges it settles, sorted, copied to a flight array of the queue's: O(n)
+ * for n ranges, the only long hold), then, call by call: under the lock it
+ * plans one call (at most `batch` ranges and max_call_bytes), lets go of
+ * the lock for the kernel, and books the call under the lock again.
+ * Meanwhile, on other threads:
+ *   purge_enqueue, purge_get_stats, purge_get_batch, purge_set_batch and
+ *     purge_oldest_ns wait for the lock only (the flusher holds it to plan
+ *     and to book one call, never across one), except that an enqueue that
+ *     finds the whole pool full (capacity and spare room) waits for the
+ *     flush to end;
+ *   purge_cancel takes out of the round what no call has taken yet (never
+ *     purged; it answers 1), and, when its pages touch the call in the
+ *     kernel, waits for that one call to be booked: those pages are then
+ *     purged (or reported failed), and its answer counts only what it took
+ *     out.  "Pending" (1) still means the pages keep their bytes, and 0
+ *     still means purged.  A cancel that would split a range of the round
+ *     when the flight's spare slots and the pool are full waits for the
+ *     flush to end (its pages are then purged);
+ *   an automatic flush (a threshold crossed in purge_enqueue or
+ *     purge_cancel) is left to the flushing thread, which settles it before
+ *     its call returns; an explicit flush (purge_flush, _older, _to, _due,
+ *     purge_queue_destroy) waits for the running flush to end, then runs;
+ *   purge_fork_prepare waits for the call in the kernel, and parks the
+ *     flusher after it until purge_fork_parent; purge_fork_child settles
+ *     the rest of that round in the child.
+ * Only the flushing thread's own calls from on_failure answer -EBUSY.
+ * With PURGE_HUGE a round's frame plan and its PAGEMAP_SCANs still run
+ * under the lock.
  *
  * Results that must be checked.  purge_enqueue() and purge_cancel() are
  * declared PURGE_MUST_CHECK (warn_unused_result where the compiler has it;
@@ -352,8 +385,9 @@ int purge_cancel(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
  * byte ends purged or reported failed.  Returns the number of on_failure
  * reports it made (>= 0), or -EINVAL (NULL), -EBUSY (called from
  * on_failure).  O(n) plus the system calls (with PURGE_HUGE, plus the
- * PAGEMAP_SCANs that count frames_split: see "Huge pages").  A flush holds
- * the queue (and, with PURGE_LOCKED, its lock) from start to end. */
+ * PAGEMAP_SCANs that count frames_split: see "Huge pages").  A shared
+ * queue's flush lets go of its lock for every system call: see "Threads
+ * and waits" for what other threads may do meanwhile. */
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:
@@ -484,11 +518,15 @@ struct purge_lock {
  * runs).  O(1). */
 int purge_set_lock(purge_queue *q, const struct purge_lock *lk);
 
-/* For atfork handlers of programs that share a PURGE_LOCKED queue between
- * threads and fork: prepare takes the queue (waits for the call in
- * progress), parent gives it back, child makes it usable in the child
- * (whatever another thread of the parent was doing with it).  No-ops for
- * queues without PURGE_LOCKED and for NULL. */
+/* For atfork handlers of programs that share a queue between threads and
+ * fork: prepare takes the queue (PURGE_LOCKED: its lock; under
+ * purge_set_lock the caller holds its own) and waits for the system call
+ * another thread's flush has in the kernel, after which that flush stays
+ * parked; parent gives the queue back; child makes it usable in the child
+ * (whatever another thread of the parent was doing with it) and settles
+ * the rest of a round the parked flush had taken, so that the child never
+ * keeps a half-settled queue.  For queues of one thread, they do nothing
+ * that matters; NULL: nothing. */
 void purge_fork_prepare(purge_queue *q);
 void purge_fork_parent(purge_queue *q);
 void purge_fork_child(purge_queue *q);
