@@ -14,7 +14,7 @@
  * to compare (the tool uses only the 2.0 API).  No assertion on a time.
  *
  * usage: stall-bench [--pages N] [--batch 64,256,1024] [--repeat R]
- *                    [--csv FILE]
+ *                    [--threads T] [--csv FILE]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,7 +43,7 @@ static size_t page;
 
 struct stall_opts {
 	size_t pages;
-	unsigned batches[8], nbatch, repeat;
+	unsigned batches[8], nbatch, repeat, threads;
 	const char *csv;
 };
 
@@ -105,7 +105,7 @@ struct stall_b {
 	purge_queue *q;
 	char *own;
 	uint64_t *ns;
-	size_t n;
+	size_t n, cap;
 	atomic_int phase; /* 0 wait, 1 run, 2 stop */
 };
 
@@ -115,7 +115,7 @@ static void *stall_b_main(void *arg)
 
 	while (atomic_load(&b->phase) == 0)
 		;
-	while (atomic_load(&b->phase) == 1 && b->n < STALL_MAX_SAMPLES) {
+	while (atomic_load(&b->phase) == 1 && b->n < b->cap) {
 		uint64_t t0 = stall_now();
 		int e = purge_enqueue(b->q, b->own, page);
 		int c = purge_cancel(b->q, b->own, page);
@@ -166,29 +166,53 @@ static double stall_flush_ms(purge_queue *q)
 	return (double)(stall_now() - t0) / 1e6;
 }
 
-/* A's flush of a locked queue while B enqueues and cancels. */
+#define STALL_MAX_B 64
+
+/* B's samples, from every B thread, into one sorted array at ns. */
+static size_t stall_gather(struct stall_b *b, unsigned nb, uint64_t *ns)
+{
+	size_t n = 0;
+
+	for (unsigned k = 0; k < nb; k++) {
+		memmove(ns + n, b[k].ns, b[k].n * sizeof(*ns));
+		n += b[k].n;
+	}
+	qsort(ns, n, sizeof(*ns), stall_cmp_u64);
+	return n;
+}
+
+/* A's flush of a locked queue while the B threads enqueue and cancel. */
 static void stall_contended(const struct stall_opts *o, unsigned batch, char *r,
                             struct stall_run *out, uint64_t *ns)
 {
 	purge_queue *q = stall_queue(o->pages, batch, PURGE_LOCKED);
-	struct stall_b b = {.q = q, .own = stall_map(page), .ns = ns};
-	pthread_t t;
+	static struct stall_b b[STALL_MAX_B];
+	pthread_t t[STALL_MAX_B];
+	char *own = stall_map(o->threads * page);
 
 	stall_fill(q, r, o->pages);
-	b.own[0] = 1;
-	pthread_create(&t, NULL, stall_b_main, &b);
-	atomic_store(&b.phase, 1);
-	usleep(1000); /* B is running */
+	for (unsigned k = 0; k < o->threads; k++) {
+		b[k] = (struct stall_b){.q = q,
+		                        .own = own + k * page,
+		                        .ns = ns + (size_t)k * (STALL_MAX_SAMPLES / o->threads),
+		                        .cap = STALL_MAX_SAMPLES / o->threads};
+		b[k].own[0] = 1;
+		pthread_create(&t[k], NULL, stall_b_main, &b[k]);
+		atomic_store(&b[k].phase, 1);
+	}
+	usleep(1000); /* the B threads are running */
 	out->flush_locked_ms = stall_flush_ms(q);
-	atomic_store(&b.phase, 2);
-	pthread_join(t, NULL);
-	qsort(ns, b.n, sizeof(*ns), stall_cmp_u64);
-	out->b_pairs = b.n;
-	out->b_p50_us = b.n ? (double)ns[b.n / 2] / 1e3 : 0;
-	out->b_p999_us = b.n ? (double)ns[(size_t)((double)b.n * 0.999)] / 1e3 : 0;
-	out->b_max_us = b.n ? (double)ns[b.n - 1] / 1e3 : 0;
+	for (unsigned k = 0; k < o->threads; k++)
+		atomic_store(&b[k].phase, 2);
+	for (unsigned k = 0; k < o->threads; k++)
+		pthread_join(t[k], NULL);
+	size_t n = stall_gather(b, o->threads, ns);
+	out->b_pairs = n;
+	out->b_p50_us = n ? (double)ns[n / 2] / 1e3 : 0;
+	out->b_p999_us = n ? (double)ns[(size_t)((double)n * 0.999)] / 1e3 : 0;
+	out->b_max_us = n ? (double)ns[n - 1] / 1e3 : 0;
 	purge_queue_destroy(q);
-	munmap(b.own, page);
+	munmap(own, o->threads * page);
 }
 
 /* The median time of one process_madvise call of `batch` scattered
@@ -281,13 +305,16 @@ static void stall_parse(struct stall_opts *o, int argc, char **argv)
 			stall_parse_batches(o, argv[i + 1]);
 		else if (!strcmp(a, "--repeat"))
 			o->repeat = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--threads"))
+			o->threads = (unsigned)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--csv"))
 			o->csv = v;
 		else
 			stall_usage(2);
 		i++;
 	}
-	if (o->pages < 1024 || o->pages > (1u << 24) || o->repeat < 1 || o->repeat > 64)
+	if (o->pages < 1024 || o->pages > (1u << 24) || o->repeat < 1 || o->repeat > 64 ||
+	    o->threads < 1 || o->threads > STALL_MAX_B)
 		stall_usage(2);
 }
 
@@ -314,10 +341,10 @@ int main(int argc, char **argv)
 	uint64_t *ns = (uint64_t *)stall_map(STALL_MAX_SAMPLES * sizeof(uint64_t));
 	FILE *csv = o.csv ? fopen(o.csv, "w") : NULL;
 	getloadavg(load, 3);
-	printf("stall-bench: libpurge %d, %zu scattered pages, %u runs a batch, %ld CPUs, "
-	       "load %.2f %.2f %.2f\n",
-	       purge_version(), o.pages, o.repeat, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1],
-	       load[2]);
+	printf("stall-bench: libpurge %d, %zu scattered pages, %u runs a batch, %u B threads, "
+	       "%ld CPUs, load %.2f %.2f %.2f\n",
+	       purge_version(), o.pages, o.repeat, o.threads, sysconf(_SC_NPROCESSORS_ONLN),
+	       load[0], load[1], load[2]);
 	printf("%6s %10s %10s %9s %10s %8s %9s %9s %8s %8s\n", "batch", "flush_ms", "unlocked",
 	       "cost", "call_us", "B_p50_us", "B_p999_us", "B_max_us", "max/call", "B_pairs");
 	if (csv)
