@@ -16,7 +16,9 @@
  * usage: stall-bench [--pages N] [--batch 64,256,1024] [--repeat R]
  *                    [--threads T] [--csv FILE]
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -269,12 +271,13 @@ static void stall_batch(const struct stall_opts *o, unsigned batch, char *r, uin
 
 static void stall_usage(int rc)
 {
-	printf(
-	    "usage: stall-bench [--pages N] [--batch B1,B2,...] [--repeat R] [--csv FILE]\n"
-	    "Thread A flushes N scattered resident pages (default 131072) from a PURGE_LOCKED\n"
-	    "queue; thread B enqueues and cancels a page of its own meanwhile.  Prints B's\n"
-	    "p50, p99.9 and longest wait, one call's median, and A's flush against an\n"
-	    "unlocked queue's; medians of R runs (default 5) per batch (default 64,256,1024).\n");
+	printf("usage: stall-bench [--pages N] [--batch B1,B2,...] [--repeat R] [--threads T]\n"
+	       "                   [--csv FILE]\n"
+	       "Thread A flushes N scattered resident pages (default 131072) from a PURGE_LOCKED\n"
+	       "queue; thread B enqueues and cancels a page of its own meanwhile.  Prints B's\n"
+	       "p50, p99.9 and longest wait, one call's median, and A's flush against an\n"
+	       "unlocked queue's; medians of R runs (default 5) per batch (default 64,256,1024).\n"
+	       "--threads T: T threads do what B does (default 1); their waits count together.\n");
 	exit(rc);
 }
 
@@ -292,7 +295,7 @@ static void stall_parse_batches(struct stall_opts *o, char *s)
 static void stall_parse(struct stall_opts *o, int argc, char **argv)
 {
 	*o = (struct stall_opts){
-	    .pages = 131072, .batches = {64, 256, 1024}, .nbatch = 3, .repeat = 5};
+	    .pages = 131072, .batches = {64, 256, 1024}, .nbatch = 3, .repeat = 5, .threads = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
