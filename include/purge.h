@@ -295,7 +295,7 @@ struct purge_stats {
 int purge_version(void);
 
 /* Bytes of caller memory purge_queue_init() needs for `capacity` ranges
- * (0 = default): about 107 bytes a range plus 52 KiB (159 KiB for the
+ * (0 = default): about 107 bytes a range plus 53 KiB (160 KiB for the
  * default 1024), on a 64-bit system.  A queue that only enqueues and
  * flushes writes 16 bytes a range of it (24 when it keeps ages); the rest
  * is for cancel's index and partial flushes, written once it uses them.
