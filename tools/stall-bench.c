@@ -296,7 +296,7 @@ static void stall_parse(struct stall_opts *o, int argc, char **argv)
 {
 	*o = (struct stall_opts){
 	    .pages = 131072, .batches = {64, 256, 1024}, .nbatch = 3, .repeat = 5, .threads = 1};
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			stall_usage(0);
@@ -314,7 +314,6 @@ static void stall_parse(struct stall_opts *o, int argc, char **argv)
 			o->csv = v;
 		else
 			stall_usage(2);
-		i++;
 	}
 	if (o->pages < 1024 || o->pages > (1u << 24) || o->repeat < 1 || o->repeat > 64 ||
 	    o->threads < 1 || o->threads > STALL_MAX_B)
