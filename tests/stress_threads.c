@@ -3,14 +3,17 @@
  * Threads: a PURGE_LOCKED queue shared by 4 threads, and one queue per
  * thread, each thread doing 100,000 enqueue/cancel/flush operations on pages
  * it owns.  Accounting must stay exact and live (cancelled) pages must keep
- * their bytes.  Then fork: 4 threads hammer one locked queue while the main
- * thread forks 200 times, with purge_fork_prepare/parent/child in atfork
+ * their bytes, and every cancel answer is read back (0: the page reads as
+ * zero; 1: it keeps its bytes).  With one shared queue, a fifth thread
+ * flushes in a loop meanwhile (calls run without the lock).  Then fork: 4
+ * threads hammer one locked queue while the main thread forks 200 times, with purge_fork_prepare/parent/child in atfork
  * handlers; each child enqueues and flushes pages of its own and exits; a
  * hang fails (alarm), and the parent's copy of the child's pages must keep
  * their bytes.  A plain program, not a Criterion suite, so that it also runs
  * under ThreadSanitizer (Criterion's sandbox cannot start under TSan).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,12 +75,32 @@ static int intact(const char *p, unsigned char b)
 	return p[0] == (char)b && p[page / 2] == (char)b && p[page - 1] == (char)b;
 }
 
+static int all_zero(const char *p)
+{
+	for (size_t i = 0; i < page; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* A cancel's answer, read back: 0 (nothing pending: purged, or never
+ * enqueued) must read as zero everywhere; 1 (taken back, never purged)
+ * must still hold the bytes written before the enqueue. */
+static void check_answer(const char *p, int ans, unsigned char b, unsigned i)
+{
+	CHECK(ans >= 0, "cancel: %d", ans);
+	if (ans == 0)
+		CHECK(all_zero(p), "page %u: cancel answered 0, the page is not zero", i);
+	else if (b)
+		CHECK(intact(p, b), "page %u: cancel answered 1, the page lost its bytes", i);
+}
+
 /* A page is "free" (enqueued, may be purged) or "live" (cancelled, then
  * written with its pattern, which must survive every later flush). */
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	unsigned char live[SLOTS] = {0};
+	unsigned char live[SLOTS] = {0}, written[SLOTS] = {0};
 
 	for (unsigned op = 0; forever ? !atomic_load(&stop) : op < OPS; op++) {
 		unsigned i = next_rand(&w->seed) % SLOTS, k = next_rand(&w->seed) % 64;
@@ -87,9 +110,10 @@ static void *work(void *arg)
 			CHECK(purge_enqueue(w->q, p, page) == 0, "enqueue");
 			live[i] = 0;
 		} else if (k < 63 && !live[i]) {
-			CHECK(purge_cancel(w->q, p, page) >= 0, "cancel");
+			check_answer(p, purge_cancel(w->q, p, page), written[i], i);
 			memset(p, pattern_of(i), page);
 			live[i] = 1;
+			written[i] = pattern_of(i);
 		} else if (k == 63) {
 			CHECK(purge_flush(w->q) >= 0, "flush");
 		}
@@ -118,6 +142,25 @@ static struct worker w[THREADS];
 
 static pthread_t t[THREADS];
 
+/* With one shared queue, a thread of its own flushes in a loop, so that
+ * the workers' enqueues and cancels meet a flush whose calls run without
+ * the lock (the zone and the ranges still to send). */
+static pthread_t flusher;
+static atomic_bool flushing;
+
+static void *flush_loop(void *arg)
+{
+	purge_queue *q = arg;
+	unsigned long n = 0;
+
+	while (atomic_load(&flushing)) {
+		CHECK(purge_flush(q) >= 0, "flusher: flush");
+		n++;
+		sched_yield(); /* let the workers fill the queue again */
+	}
+	return (void *)n;
+}
+
 static void start(purge_queue **qs)
 {
 	for (unsigned i = 0; i < THREADS; i++) {
@@ -141,6 +184,22 @@ static void run(purge_queue **qs)
 {
 	start(qs);
 	join(qs);
+}
+
+static void run_with_flusher(purge_queue *q, purge_queue **qs)
+{
+	void *n;
+
+	atomic_store(&flushing, true);
+	CHECK(pthread_create(&flusher, NULL, flush_loop, q) == 0, "pthread_create");
+	start(qs);
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	atomic_store(&flushing, false);
+	pthread_join(flusher, &n);
+	CHECK((unsigned long)n > 0, "the flusher never flushed");
+	check_accounting(q);
+	printf("  (the flusher thread made %lu flushes)\n", (unsigned long)n);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
@@ -220,6 +279,7 @@ static void unmap_all(void)
 int main(void)
 {
 	struct purge_config locked = {.flags = PURGE_LOCKED, .capacity = 64};
+	struct purge_config small = {.flags = PURGE_LOCKED, .capacity = 256, .batch = 8};
 	purge_queue *shared, *qs[THREADS];
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
@@ -232,6 +292,15 @@ int main(void)
 	unmap_all();
 	printf("one locked queue, %d threads x %d operations: ok\n", THREADS, OPS);
 
+	CHECK(purge_queue_create(&shared, &small) == 0, "create");
+	for (unsigned i = 0; i < THREADS; i++)
+		qs[i] = shared;
+	run_with_flusher(shared, qs);
+	CHECK(purge_queue_destroy(shared) == 0, "destroy");
+	unmap_all();
+	printf("one locked queue, batch 8, %d threads x %d operations and a flusher: ok\n", THREADS,
+	       OPS);
+
 	for (unsigned i = 0; i < THREADS; i++)
 		CHECK(purge_queue_create(&qs[i], NULL) == 0, "create");
 	run(qs);
@@ -242,7 +311,7 @@ int main(void)
 
 #ifdef UNDER_TSAN
 	printf("fork under load: skipped under ThreadSanitizer (fork of a threaded process)\n");
-	printf("2 passed, 0 failed, 1 skipped\n");
+	printf("3 passed, 0 failed, 1 skipped\n");
 #else
 	alarm(120); /* a hang at a fork is a failure, not a stuck CI */
 	CHECK(purge_queue_create(&shared, &locked) == 0, "create");
@@ -250,7 +319,7 @@ int main(void)
 	CHECK(purge_queue_destroy(shared) == 0, "destroy");
 	unmap_all();
 	printf("one locked queue, %d threads, %d forks: ok\n", THREADS, FORKS);
-	printf("3 passed, 0 failed\n");
+	printf("4 passed, 0 failed\n");
 #endif
 	return 0;
 }
