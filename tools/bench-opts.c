@@ -154,10 +154,13 @@ static void usage(const char *prog, size_t frame)
 	       "                   goes beside it (sweep.csv -> sweep.json)\n"
 	       "  --plot FILE      ns/page against vlen, p10-p90 bars (.svg/.png, gnuplot)\n"
 	       "  --suggest        smallest vlen within %.0f%% of the best; reruns the\n"
-	       "                   purge-default rows until two runs agree (at most %d runs)\n"
+	       "                   purge-default rows until two runs agree (at most %d runs);\n"
+	       "                   a pick the table's run disagrees with is withdrawn\n"
 	       "  --help, --version\n"
 	       "Warnings, under the table and in the JSON: load average above %.1f per CPU;\n"
 	       "a row's p90/p10 above %.1f (marked !); --suggest runs that never agree.\n"
+	       "The table ends with a conclusion: the batch to use, why, and its gain over\n"
+	       "the madvise loop (the JSON's \"conclusion\").\n"
 	       "Exit status: 0; 1 when a purge or an output fails; 2 for bad options or\n"
 	       "output paths (checked before the run).\n",
 	       prog, frame >> 10, BENCH_JSON_SCHEMA, BENCH_TOLERANCE * 100, BENCH_SUGGEST_RUNS,

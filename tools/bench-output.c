@@ -242,6 +242,15 @@ static void print_suggest(FILE *f, const struct bench_report *r)
 	print_run_medians(f, r);
 }
 
+/* Last, so that it is the line a reader acts on. */
+static void print_conclusion(FILE *f, const struct bench_report *r)
+{
+	char line[512];
+	bench_conclude(r, line, sizeof(line));
+	if (line[0])
+		fprintf(f, "\n%s\n", line);
+}
+
 void bench_print_table(FILE *f, const struct bench_report *r)
 {
 	print_facts(f, r);
@@ -261,6 +270,7 @@ void bench_print_table(FILE *f, const struct bench_report *r)
 		print_suggest(f, r);
 	for (unsigned i = 0; i < r->nwarn; i++)
 		fprintf(f, "%swarning: %s\n", i ? "" : "\n", r->warn[i]);
+	print_conclusion(f, r);
 }
 
 /* Skipped rows and unmeasured fields are empty; the last column says why a
@@ -442,7 +452,10 @@ void bench_print_json(FILE *f, const struct bench_report *r)
 	fprintf(f, "  ],\n  \"warnings\": [");
 	for (unsigned i = 0; i < r->nwarn; i++)
 		fprintf(f, "%s%s", i ? ",\n    " : "\n    ", jstr(r->warn[i]));
-	fprintf(f, "],\n  \"suggest\": ");
+	char line[512];
+	bench_conclude(r, line, sizeof(line));
+	fprintf(f, "],\n  \"conclusion\": %s", line[0] ? jstr(line) : "null");
+	fprintf(f, ",\n  \"suggest\": ");
 	if (!r->o->suggest) {
 		fprintf(f, "null\n}\n");
 		return;

@@ -201,19 +201,22 @@ static void check_rows(struct bench_report *r)
 		     bench_spread(worst->time));
 }
 
-/* The table shows the first run only; the suggestion may come from reruns
- * that agree with each other and not with it.  Say so, with the numbers. */
+/* The table shows the first run only; the reruns may agree with each other
+ * and not with it.  Then nothing is suggested (a suggestion the table
+ * contradicts helps nobody): say why, with the numbers. */
 static void check_agreement(struct bench_report *r)
 {
 	if (bench_table_agrees(r))
 		return;
 	int s = vlen_index(r->o, r->suggest), best = table_best(r);
 	warn(r,
-	     "--suggest: PURGE_BATCH=%u is not what the table shows: in the table's run it took "
-	     "%.3f ms against the best, %.3f ms at vlen %u (more than %.0f%% slower); the reruns "
-	     "picked it: rerun on a quiet machine or with more --repeat",
+	     "--suggest: the reruns picked vlen %u, but in the table's run it took %.3f ms "
+	     "against the best, %.3f ms at vlen %u (more than %.0f%% slower): no suggestion; "
+	     "rerun on a quiet machine or with more --repeat",
 	     r->suggest, r->medians[0][s] / 1e6, r->medians[0][best] / 1e6, r->o->vlens[best],
 	     BENCH_TOLERANCE * 100);
+	r->disputed = r->suggest;
+	r->suggest = 0;
 }
 
 /* The row that started with the least in huge pages, if below
@@ -261,9 +264,58 @@ void bench_check_noise(struct bench_report *r)
 {
 	check_load(r);
 	check_rows(r);
+	r->disputed = 0;
 	if (r->npicks > 1 && !r->suggest)
 		warn(r, "--suggest: no two of %u runs picked the same vlen: the choice is noise",
 		     r->npicks);
 	check_agreement(r);
 	check_memory(r);
+}
+
+/* ---- the closing line ---------------------------------------------------- */
+
+/* The table's median of a row kind at vlen (0: the loop); -1 when none. */
+static double table_median(const struct bench_report *r, enum bench_row kind, unsigned vlen)
+{
+	for (size_t i = 0; i < r->res.nrows; i++) {
+		const struct bench_result *x = &r->res.rows[i];
+		if (x->kind == kind && (kind == ROW_LOOP || x->vlen == vlen) && !x->skipped)
+			return x->time.median;
+	}
+	return -1;
+}
+
+/* The batch the closing line names, and why, in a few words. */
+static unsigned conclude_batch(const struct bench_report *r, const char **why)
+{
+	unsigned last = r->o->nvlens ? r->o->vlens[r->o->nvlens - 1] : 0;
+	if (r->suggest) {
+		*why = "the smallest batch within 5% of the fastest, in the table's run and in two "
+		       "runs that agree";
+		return r->suggest;
+	}
+	if (!r->o->suggest) {
+		*why = "the smallest batch within 5% of the fastest in this one run (--suggest "
+		       "reruns it until two runs agree)";
+		return bench_pick(&r->res);
+	}
+	*why = r->disputed ? "the runs disagreed with the table's run on a smaller batch"
+	                   : "no two runs agreed on a smaller batch";
+	return vlen_index(r->o, PURGE_BATCH_MAX) >= 0 ? PURGE_BATCH_MAX : last;
+}
+
+void bench_conclude(const struct bench_report *r, char *buf, size_t len)
+{
+	const char *why = "";
+	unsigned b = conclude_batch(r, &why);
+	double loop = table_median(r, ROW_LOOP, 0), t = table_median(r, ROW_DEFAULT, b);
+
+	buf[0] = '\0';
+	if (!b || loop <= 0 || t <= 0)
+		return;
+	snprintf(buf, len,
+	         "conclusion: use batch %u (PURGE_BATCH=%u, purge_config.batch): %s. At %u "
+	         "the library took %.3f ms against %.3f ms for one madvise() per range, %.1fx as "
+	         "fast; a smaller batch keeps each call, and every wait for it, shorter",
+	         b, b, why, b, t / 1e6, loop / 1e6, loop / t);
 }

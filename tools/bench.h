@@ -165,7 +165,9 @@ struct bench_report {
 	/* --suggest: each run's purge-default median (ns) at o->vlens[i], -1
 	 * where that run has no such row; run 0 is the sweep the table shows */
 	double medians[BENCH_SUGGEST_RUNS][BENCH_MAX_VLENS];
-	unsigned suggest; /* the pick two runs agree on; 0 = none */
+	unsigned suggest;  /* the pick two runs agree on, and the table's run
+	                    * too (within BENCH_TOLERANCE); 0 = none */
+	unsigned disputed; /* the reruns' pick the table's run disagreed with */
 	char warn[BENCH_MAX_WARN][256];
 	unsigned nwarn;
 };
@@ -204,9 +206,15 @@ void bench_add_run(struct bench_report *r, const struct bench_results *res);
  * run (run 0) is above that run's best by more than BENCH_TOLERANCE. */
 bool bench_table_agrees(const struct bench_report *r);
 /* Fill r->warn: loaded machine, noisy rows, unstable --suggest, a
- * suggestion the table disagrees with; huge pages advised but missing,
- * and memory usage read from RSS. */
+ * suggestion the table disagrees with (withdrawn: r->suggest becomes 0,
+ * r->disputed keeps it); huge pages advised but missing, and memory usage
+ * read from RSS. */
 void bench_check_noise(struct bench_report *r);
+/* The closing line: the batch to use, its gain over the madvise loop and
+ * why, from the rows the table shows; never a batch the table disagrees
+ * with.  Call after bench_check_noise.  Writes "" when the table has no
+ * loop or purge-default row to compare. */
+void bench_conclude(const struct bench_report *r, char *buf, size_t len);
 
 /* bench-output.c */
 typedef void bench_printer(FILE *f, const struct bench_report *r);

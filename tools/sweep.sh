@@ -10,9 +10,11 @@
 #
 # usage: see usage() below (tools/sweep.sh --help).
 #
-# The defaults finish in about 15 s on a 2-CPU machine: every pass re-faults
-# the purged pages (untimed, but ~5 ms per MiB on the 6.18 test VM), which
-# is what bounds the region size.
+# The defaults take about a minute on a quiet 2-CPU machine (46 s on the
+# 6.18 test VM on 2026-12-04; 121 s at load average 4-6 on 2026-12-05): every
+# pass re-faults the purged pages (untimed, but ~5 ms per MiB there), which
+# is what bounds the region size.  The last line printed is the conclusion:
+# the batch to use, why, and its gain over the madvise loop.
 set -eu
 
 usage() {

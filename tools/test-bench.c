@@ -641,10 +641,12 @@ Test(suggest, agrees_with_table)
 	fake_init(&f);
 	fake_rerun(&f, 0, 1.9e5, 2e5);
 	fake_rerun(&f, 1, 1.8e5, 2e5);
-	cr_expect_eq(fake_done(&f, 3)->suggest, 1);
-	cr_expect(!bench_table_agrees(&f.r));
-	cr_expect_eq(count_warnings(&f.r, "--suggest: PURGE_BATCH=1 is not what the table shows"),
-	             1, "first: %s", f.r.warn[0]);
+	cr_expect_eq(bench_settle(f.r.picks, fake_done(&f, 3)->npicks), 1, "the reruns agree");
+	cr_expect_eq(f.r.suggest, 0, "the table disagrees: nothing suggested");
+	cr_expect_eq(f.r.disputed, 1);
+	cr_expect(bench_table_agrees(&f.r), "withdrawn: nothing left to disagree with");
+	cr_expect_eq(count_warnings(&f.r, "--suggest: the reruns picked vlen 1, but"), 1,
+	             "first: %s", f.r.warn[0]);
 	cr_expect_eq(count_warnings(&f.r, "it took 1.000 ms against the best, 0.201 ms at vlen 64"),
 	             1, "%s", f.r.warn[0]);
 
@@ -667,15 +669,60 @@ Test(output, table_shows_suggest_medians)
 	fake_rerun(&f, 0, 1.9e5, 2e5);
 	fake_rerun(&f, 1, 1.8e5, 2e5);
 	char *t = print(bench_print_table, fake_done(&f, 3));
-	cr_expect(strstr(t, "\nsuggest: PURGE_BATCH=1 (runs picked 64, 1, 1: two of 3 agree)\n"),
-	          "%s", t);
+	cr_expect(strstr(t, "\nsuggest: none stable (runs picked 64, 1, 1: no two agree)\n"),
+	          "the table disagrees with the reruns' pick: no suggestion\n%s", t);
 	cr_expect(strstr(t, "weak evidence"), "the caveat:\n%s", t);
 	cr_expect(strstr(t, "purge-default median_ms by run"), "%s", t);
 	cr_expect(strstr(t, "\n      1     1.000      0.190*     0.180*\n"), "%s", t);
 	cr_expect(strstr(t, "\n     64     0.201*     0.200      0.200 \n"), "%s", t);
-	cr_expect(strstr(t, "\nwarning: --suggest: PURGE_BATCH=1 is not what the table shows"),
-	          "%s", t);
+	cr_expect(strstr(t, "\nwarning: --suggest: the reruns picked vlen 1, but"), "%s", t);
+	cr_expect(!strstr(t, "PURGE_BATCH=1 "), "never a batch the table disagrees with\n%s", t);
 	free(t);
+}
+
+/* The closing line: the batch to use, its gain over the loop and why,
+ * from the table's rows (loop 1e6 ns; purge-default 1e6 at 1, 2.01e5 at
+ * 64), and the last line of the table. */
+Test(output, conclusion)
+{
+	struct fake f;
+	char line[512];
+
+	fake_init(&f);
+	fake_rerun(&f, 0, 1e6, 2e5);
+	bench_conclude(fake_done(&f, 2), line, sizeof(line));
+	cr_expect(strstr(line, "conclusion: use batch 64 (PURGE_BATCH=64, purge_config.batch): "
+	                       "the smallest batch within 5% of the fastest, in the table's run "
+	                       "and in two runs that agree"),
+	          "%s", line);
+	cr_expect(strstr(line, "took 0.201 ms against 1.000 ms for one madvise() per range, 5.0x"),
+	          "%s", line);
+	char *t = print(bench_print_table, &f.r);
+	cr_expect(strstr(t, line) && !strcmp(strstr(t, line) + strlen(line), "\n"),
+	          "the table ends with it:\n%s", t);
+	free(t);
+
+	fake_init(&f); /* no two agree: the largest batch of the sweep (1024 when swept) */
+	bench_conclude(fake_done(&f, 4), line, sizeof(line));
+	cr_expect(strstr(line, "use batch 64 (PURGE_BATCH=64, purge_config.batch): no two runs "
+	                       "agreed on a smaller batch"),
+	          "%s", line);
+
+	fake_init(&f); /* the table against the reruns: not their pick */
+	fake_rerun(&f, 0, 1.9e5, 2e5);
+	fake_rerun(&f, 1, 1.8e5, 2e5);
+	bench_conclude(fake_done(&f, 3), line, sizeof(line));
+	cr_expect(strstr(line, "use batch 64") && strstr(line, "disagreed"), "%s", line);
+
+	fake_init(&f); /* one run, no --suggest */
+	f.o.suggest = false;
+	bench_conclude(fake_done(&f, 1), line, sizeof(line));
+	cr_expect(strstr(line, "use batch 64") && strstr(line, "in this one run"), "%s", line);
+
+	fake_init(&f); /* no loop row: nothing to compare */
+	f.r.res.rows[0].kind = ROW_FLOOR;
+	bench_conclude(fake_done(&f, 1), line, sizeof(line));
+	cr_expect_str_eq(line, "");
 }
 
 /* The memory readers, on fake /proc and /sys files in a fresh directory. */
