@@ -316,6 +316,7 @@ void bench_conclude(const struct bench_report *r, char *buf, size_t len)
 	snprintf(buf, len,
 	         "conclusion: use batch %u (PURGE_BATCH=%u, purge_config.batch): %s. At %u "
 	         "the library took %.3f ms against %.3f ms for one madvise() per range, %.1fx as "
-	         "fast; a smaller batch keeps each call, and every wait for it, shorter",
+	         "fast (ties go to the smaller batch: it keeps each call, and every wait for it, "
+	         "shorter)",
 	         b, b, why, b, t / 1e6, loop / 1e6, loop / t);
 }
