@@ -26,7 +26,8 @@
 # Every .EX block of an EXAMPLE section needs such a line, and every page
 # of sections 3 and 7 needs at least one C example.  Roff escapes in the
 # block (\e \- \& \(aq \(dq ...) are turned back into C first.
-# README.md's Example (every C block under "## Example", one after the
+# The allocator Example (every C block under "## Example" in README.md,
+# then in docs/allocator.md, where it moved from the README, one after the
 # other in one file: the event loop's uses the first's queue) is compiled
 # as C too, with -c (the allocator's book-keeping it calls is only declared
 # there) and _POSIX_C_SOURCE (the loop reads CLOCK_MONOTONIC).
@@ -175,13 +176,16 @@ for p in "${pages[@]}"; do
 done
 
 readme="$tmp/readme-example.c"
-awk '/^## / { f = /^## Example$/ } f && /^```c$/ { c = 1; next } c && /^```/ { c = 0 } c' \
-	"$root/README.md" >"$readme"
+for doc in README.md docs/allocator.md; do
+	[ -e "$root/$doc" ] || continue
+	awk '/^## / { f = /^## Example$/ } f && /^```c$/ { c = 1; next } c && /^```/ { c = 0 } c' \
+		"$root/$doc"
+done >"$readme"
 if [ ! -s "$readme" ]; then
-	err "README.md: no C block under \"## Example\""
+	err "README.md, docs/allocator.md: no C block under \"## Example\""
 elif ! out=$("$CC" -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -I"$root/include" \
 	-c -o "$tmp/readme.o" "$readme" 2>&1); then
-	err "README.md: the Example does not compile:"
+	err "README.md, docs/allocator.md: the Example does not compile:"
 	printf '%s\n' "$out" >&2
 else
 	compiled=$((compiled + 1))
