@@ -18,6 +18,34 @@
  *    purge_fork_parent() and purge_fork_child() in the program's (or the
  *    allocator's) atfork handlers; the library installs none.
  *
+ * Words this header uses in a sense of its own (the man pages and docs/
+ * use them in the same sense and refer here):
+ *   pending      enqueued, not yet purged, cancelled or reported failed;
+ *   range        one pending [start, end) of whole pages; neighbours that
+ *                touch merge into one at a flush (unless PURGE_NO_COALESCE);
+ *   call         one process_madvise() (or, in the fallback, one madvise()
+ *                per range): at most `batch` ranges and max_call_bytes;
+ *   settle       make a pending range final: purge it (or report it failed
+ *                through on_failure and the stats);
+ *   flush        settle some or all of what is pending, in calls; automatic
+ *                when a threshold (capacity, max_pending_bytes, max_delay_ns)
+ *                is crossed inside purge_enqueue or purge_cancel, explicit
+ *                when the caller asks (purge_flush, _older, _to, _due);
+ *   round        the ranges one flush takes out to settle, in address order;
+ *   in flight    taken by a round and not yet booked; the call in the kernel
+ *                is the zone a cancel may have to wait for;
+ *   book         account for one call once it has returned: stats, failures,
+ *                what the round has left;
+ *   frame        one huge page's aligned span (2 MiB on x86-64);
+ *   frame plan   with PURGE_HUGE, the order in which a round settles ranges
+ *                so that a huge page is purged whole or not at all;
+ *   held         pending, but left out of a round by the frame plan until its
+ *                frame is whole (or until max_delay_ns);
+ *   answer       what purge_cancel returns: 1 = some of those pages were
+ *                pending (taken back, never purged), 0 = none were; a zero
+ *                claim is an answer of 0 relied on as "reads as zero", under
+ *                the rule below.
+ *
  * Reuse and zeroes.  Before reusing memory it enqueued, an allocator calls
  * purge_cancel() on it.  A cancel works on whole pages: it takes back the
  * pending purge of every page the interval touches, bytes of those pages
