@@ -471,7 +471,7 @@ Test(huge, an_overlapping_range_makes_no_flush_of_its_own)
 
 #define SEC (1000 * MS)
 
-/* The README's event loop on a heap of 32 huge frames (64-page frames
+/* The event loop of docs/allocator.md on a heap of 32 huge frames (64-page frames
  * here): their first halves freed at 0 s, their second halves at 3 s.
  * Each turn ends with the recipe's calls; the loop sleeps until the
  * deadline (or 3 s, when the program frees again).  Returns the wakes

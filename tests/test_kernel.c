@@ -822,7 +822,7 @@ Test(kernel, huge_held_half_settles_by_age)
 	purge_queue_destroy(q);
 }
 
-/* The README's event loop (issue 22 item 8) on real huge pages: halves of
+/* The event loop of docs/allocator.md (issue 22 item 8) on real huge pages: halves of
  * frames freed, the loop's purge_flush_due holds them; the other halves
  * freed later go whole with them: nothing split. */
 Test(kernel, huge_event_loop_splits_nothing)
