@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * je-stall: how long another thread of the same jemalloc arena waits while
+ * one thread purges it (issue 27).  Runs under any jemalloc that exports
+ * mallctl, preloaded (stock, or patched to purge through libpurge).
+ *
+ *   thread A: binds itself to arena 0, fills FILL MiB with SIZE KiB blocks
+ *     (each page touched), frees every other block (scattered extents that
+ *     cannot coalesce) and calls mallctl("arena.0.purge");
+ *   thread B: bound to arena 0 too, loops malloc(BSIZE KiB), touches each
+ *     page, frees, and times each pair, from before A's purge to after it.
+ *
+ * Prints, per repeat, A's purge time and B's pairs during the purge: their
+ * count, p50, p99.9 and longest, in microseconds, and the same for B's
+ * pairs before the purge (its undisturbed latency).  A benchmark, not a
+ * test: it asserts nothing about times.
+ *
+ * usage: je-stall [--fill MiB] [--size KiB] [--bsize KiB] [--repeat N] [--csv]
+ * Exit status: 0; 77 when the allocator has no mallctl (not jemalloc); 2
+ * for bad options; 1 when mallctl fails.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
+
+#define MAX_SAMPLES (1u << 22)
+
+struct opts {
+	size_t fill_mib, size_kib, bsize_kib;
+	unsigned repeat;
+	bool csv;
+};
+
+struct window {
+	double *v;
+	size_t n;
+};
+
+static mallctl_fn *ctl;
+static size_t page;
+enum { FILLING, QUIET, PURGING, DONE };
+static atomic_int phase; /* A's phase; B records QUIET and PURGING pairs */
+static struct window before, during;
+static struct opts o = {1024, 256, 192, 3, false};
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void bind_arena0(void)
+{
+	unsigned zero = 0;
+	if (ctl("thread.arena", NULL, NULL, &zero, sizeof(zero))) {
+		fprintf(stderr, "je-stall: mallctl thread.arena failed\n");
+		exit(1);
+	}
+}
+
+static void touch(char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += page)
+		p[i] = 1;
+}
+
+static void record(struct window *w, double us)
+{
+	if (w->n < MAX_SAMPLES)
+		w->v[w->n++] = us;
+}
+
+static void *thread_b(void *arg)
+{
+	size_t len = o.bsize_kib << 10;
+	(void)arg;
+	bind_arena0();
+	while (atomic_load(&phase) != DONE) {
+		int ph = atomic_load(&phase);
+		double t0 = now_us();
+		char *p = malloc(len);
+		if (!p)
+			abort();
+		touch(p, len);
+		free(p);
+		double t1 = now_us();
+		if (atomic_load(&phase) != ph || ph == FILLING)
+			continue; /* only pairs that lie in one phase */
+		record(ph == PURGING ? &during : &before, t1 - t0);
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(const struct window *w, double q)
+{
+	if (!w->n)
+		return 0;
+	size_t i = (size_t)(q / 100 * (double)(w->n - 1) + 0.5);
+	return w->v[i];
+}
+
+static void print_row(unsigned rep, double purge_ms)
+{
+	qsort(before.v, before.n, sizeof(double), cmp_double);
+	qsort(during.v, during.n, sizeof(double), cmp_double);
+	printf(o.csv ? "%u,%.2f,%zu,%.1f,%.1f,%.1f,%zu,%.1f,%.1f,%.1f\n"
+	             : "%6u %10.2f %9zu %9.1f %10.1f %10.1f %9zu %9.1f %10.1f %10.1f\n",
+	       rep, purge_ms, during.n, pct(&during, 50), pct(&during, 99.9),
+	       during.n ? during.v[during.n - 1] : 0, before.n, pct(&before, 50),
+	       pct(&before, 99.9), before.n ? before.v[before.n - 1] : 0);
+}
+
+/* A's part of one repeat: fill, free every other block, warm B up, purge. */
+static double run_a(char **blocks, size_t n)
+{
+	size_t len = o.size_kib << 10;
+	for (size_t i = 0; i < n; i++) {
+		blocks[i] = malloc(len);
+		if (!blocks[i])
+			abort();
+		touch(blocks[i], len);
+	}
+	for (size_t i = 0; i < n; i += 2)
+		free(blocks[i]);
+	atomic_store(&phase, QUIET);
+	usleep(200 * 1000); /* B's undisturbed latency */
+	atomic_store(&phase, PURGING);
+	double t0 = now_us();
+	if (ctl("arena.0.purge", NULL, NULL, NULL, 0)) {
+		fprintf(stderr, "je-stall: mallctl arena.0.purge failed\n");
+		exit(1);
+	}
+	double ms = (now_us() - t0) / 1e3;
+	atomic_store(&phase, DONE);
+	for (size_t i = 1; i < n; i += 2)
+		free(blocks[i]);
+	return ms;
+}
+
+static void one_repeat(unsigned rep)
+{
+	size_t n = (o.fill_mib << 10) / o.size_kib;
+	char **blocks = calloc(n, sizeof(*blocks));
+	pthread_t b;
+
+	before.n = during.n = 0;
+	atomic_store(&phase, FILLING);
+	if (!blocks || pthread_create(&b, NULL, thread_b, NULL))
+		abort();
+	double ms = run_a(blocks, n);
+	pthread_join(b, NULL);
+	free(blocks);
+	print_row(rep, ms);
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	        "usage: je-stall [--fill MiB] [--size KiB] [--bsize KiB] [--repeat N] [--csv]\n"
+	        "Thread A fills --fill MiB (default 1024) in --size KiB blocks (256), frees\n"
+	        "every other one and calls mallctl(\"arena.0.purge\"); thread B, on the same\n"
+	        "arena, times malloc(--bsize KiB (192)) + touch + free meanwhile.  One row a\n"
+	        "repeat (3): the purge's ms; B's pairs during it (count, p50, p99.9, max in\n"
+	        "us); the same before it.  Preload the jemalloc to measure; 77 without one.\n");
+	exit(status);
+}
+
+static void parse(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--csv")) {
+			o.csv = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			usage(0);
+		if (i + 1 >= argc)
+			usage(2);
+		unsigned long v = strtoul(argv[++i], NULL, 10);
+		if (!strcmp(a, "--fill") && v >= 16 && v <= 65536)
+			o.fill_mib = v;
+		else if (!strcmp(a, "--size") && v >= 16 && v <= 65536)
+			o.size_kib = v;
+		else if (!strcmp(a, "--bsize") && v >= 16 && v <= 65536)
+			o.bsize_kib = v;
+		else if (!strcmp(a, "--repeat") && v >= 1 && v <= 100)
+			o.repeat = (unsigned)v;
+		else
+			usage(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	parse(argc, argv);
+	ctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
+	if (!ctl) {
+		fprintf(stderr, "je-stall: SKIP: no mallctl: preload a jemalloc\n");
+		return 77;
+	}
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	before.v = malloc(MAX_SAMPLES * sizeof(double));
+	during.v = malloc(MAX_SAMPLES * sizeof(double));
+	if (!before.v || !during.v)
+		return 1;
+	bind_arena0();
+	printf(o.csv ? "repeat,purge_ms,during_n,during_p50_us,during_p999_us,during_max_us,"
+	               "before_n,before_p50_us,before_p999_us,before_max_us\n"
+	             : "repeat   purge_ms  during_n   p50_us   p99.9_us     max_us  before_n"
+	               "    p50_us   p99.9_us     max_us\n");
+	for (unsigned r = 1; r <= o.repeat; r++)
+		one_repeat(r);
+	return 0;
+}
