@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# je-stall under stock and patched jemalloc, interleaved, into one folder:
+# each configuration's rows (je-stall --csv), the machine and the load
+# before and after.  A benchmark: it asserts nothing about times.
+#
+# usage: je-stall.sh -b BUILD -p PATCHED_LIBJEMALLOC [-s STOCK_LIBJEMALLOC]
+#                    [-r ROUNDS] [-o DIR] [-- je-stall options]
+#   -b  the meson build with integrations/workloads/je-stall (default build)
+#   -p  the patched libjemalloc.so.2 (integrations/jemalloc/build.sh builds it)
+#   -s  stock libjemalloc.so.2 (default: Debian's libjemalloc2)
+#   -r  rounds, each runs every configuration once (default 3)
+#   -o  output folder (default results/je-stall-DATE; a folder a document
+#       cites must be one git keeps: see .ci/check-cited-results.sh)
+# Exit status: 0; 1 when a run fails; 2 for bad options.
+set -eu
+
+build=build patched= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
+out=results/je-stall-$(date +%F)
+while getopts b:p:s:r:o:h opt; do
+	case $opt in
+	b) build=$OPTARG ;;
+	p) patched=$OPTARG ;;
+	s) stock=$OPTARG ;;
+	r) rounds=$OPTARG ;;
+	o) out=$OPTARG ;;
+	h) sed -n '4,17p' "$0"; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+bin=$build/integrations/workloads/je-stall
+for f in "$bin" "$patched" "$stock"; do
+	[ -n "$f" ] && [ -e "$f" ] || { echo "je-stall.sh: missing: '$f' (see -h)" >&2; exit 2; }
+done
+mkdir -p "$out"
+{
+	echo "nproc: $(nproc)"
+	uname -r
+	grep -m1 "model name" /proc/cpuinfo
+	echo "stock: $stock"
+	echo "patched: $patched"
+	echo "je-stall options: $*"
+} >"$out/machine.txt"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+for r in $(seq "$rounds"); do
+	for cfg in stock patched; do
+		lib=$stock
+		[ "$cfg" = patched ] && lib=$patched
+		LD_PRELOAD=$lib "$bin" --csv --repeat 1 "$@" | sed "1!s/^1,/$r,/;1s/^/config,/;1!s/^/$cfg,/" \
+			>"$out/$cfg-$r.csv"
+	done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
+# one table: every round of every configuration
+head -n 1 "$out/stock-1.csv" >"$out/je-stall.csv"
+for f in "$out"/stock-*.csv "$out"/patched-*.csv; do tail -n +2 "$f"; done >>"$out/je-stall.csv"
+rm -f "$out"/stock-*.csv "$out"/patched-*.csv
+echo "je-stall.sh: $out/je-stall.csv" >&2
+column -s, -t "$out/je-stall.csv" 2>/dev/null || cat "$out/je-stall.csv"
