@@ -6,11 +6,12 @@
  * their bytes, and every cancel answer is read back (0: the page reads as
  * zero; 1: it keeps its bytes).  With one shared queue, a fifth thread
  * flushes in a loop meanwhile (calls run without the lock).  Then fork: 4
- * threads hammer one locked queue while the main thread forks 200 times, with purge_fork_prepare/parent/child in atfork
- * handlers; each child enqueues and flushes pages of its own and exits; a
- * hang fails (alarm), and the parent's copy of the child's pages must keep
- * their bytes.  A plain program, not a Criterion suite, so that it also runs
- * under ThreadSanitizer (Criterion's sandbox cannot start under TSan).
+ * threads hammer one locked queue while the main thread forks 200 times,
+ * with purge_fork_prepare/parent/child in atfork handlers; each child
+ * enqueues and flushes pages of its own and exits; a hang fails (alarm),
+ * and the parent's copy of the child's pages must keep their bytes.  A
+ * plain program, not a Criterion suite, so that it also runs under
+ * ThreadSanitizer (Criterion's sandbox cannot start under TSan).
  */
 #include <pthread.h>
 #include <sched.h>
