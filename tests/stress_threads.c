@@ -27,9 +27,10 @@
 
 #include "purge.h"
 
-#define THREADS 4
-#define SLOTS   256 /* pages per thread */
-#define OPS     100000
+#define THREADS     4
+#define SLOTS       256 /* pages per thread */
+#define OPS         100000
+#define FLUSHER_OPS 20000 /* each worker's, beside the flusher thread */
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -59,6 +60,7 @@ struct worker {
 };
 
 static atomic_bool forever, stop; /* the fork phase: work until told */
+static unsigned ops = OPS;        /* each worker's operations */
 
 static unsigned next_rand(unsigned *s)
 {
@@ -103,7 +105,7 @@ static void *work(void *arg)
 	struct worker *w = arg;
 	unsigned char live[SLOTS] = {0}, written[SLOTS] = {0};
 
-	for (unsigned op = 0; forever ? !atomic_load(&stop) : op < OPS; op++) {
+	for (unsigned op = 0; forever ? !atomic_load(&stop) : op < ops; op++) {
 		unsigned i = next_rand(&w->seed) % SLOTS, k = next_rand(&w->seed) % 64;
 		char *p = w->r + (size_t)i * page;
 		if (k < 32 && live[i]) {
@@ -296,11 +298,13 @@ int main(void)
 	CHECK(purge_queue_create(&shared, &small) == 0, "create");
 	for (unsigned i = 0; i < THREADS; i++)
 		qs[i] = shared;
+	ops = FLUSHER_OPS;
 	run_with_flusher(shared, qs);
+	ops = OPS;
 	CHECK(purge_queue_destroy(shared) == 0, "destroy");
 	unmap_all();
 	printf("one locked queue, batch 8, %d threads x %d operations and a flusher: ok\n", THREADS,
-	       OPS);
+	       FLUSHER_OPS);
 
 	for (unsigned i = 0; i < THREADS; i++)
 		CHECK(purge_queue_create(&qs[i], NULL) == 0, "create");
