@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "advice.h"
 #include "internal.h"
 
 struct fmt_out {

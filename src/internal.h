@@ -6,7 +6,7 @@
  * about what to settle and when) -> store.c (the pending ranges, pure
  * bookkeeping) and flush.c (system calls through the backend) -> books.c
  * (the counters).  store.c and flush.c never call each other.  setup.c
- * holds a queue's whole lifetime; config.c its settings and the advice
+ * holds a queue's whole lifetime; config.c its settings; advice.c the advice
  * table; sys.c the kernel behind the backend table, which is the seam
  * between the library and the kernel, page size and clock included: tests
  * plug in a fake kernel through purge__queue_init_backend().
@@ -39,29 +39,9 @@
  * object or libpurge.a is linked into one. */
 #pragma GCC visibility push(hidden)
 
+#include "advice.h"
 #include "store.h"
 #include "flight.h"
-
-/* 5.18+; glibc 2.36 has it, older C libraries may not */
-#ifndef MADV_DONTNEED_LOCKED
-#define MADV_DONTNEED_LOCKED 24
-#endif
-
-/* ---- the advice table (config.c) ----------------------------------------- */
-
-/* Every advice the library takes, one row each: adding one is one row. */
-struct purge__advice {
-	int value;        /* MADV_* */
-	const char *name; /* for purge_stats_format */
-	bool zeroes;      /* private anonymous pages read back as zero after it */
-};
-
-#define PURGE_ADVICE_COUNT 5 /* rows; the probe keeps one slot per row */
-
-/* The row of an advice, or NULL when the library does not take it. */
-const struct purge__advice *purge__advice_find(int advice);
-/* Its row number: the probe's slot. */
-unsigned purge__advice_slot(const struct purge__advice *a);
 
 /* ---- the backend: the seam between the library and the kernel ------------ */
 
