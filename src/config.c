@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "advice.h"
-#include "internal.h"
+#include "config.h"
 
 /* MAX_RW_COUNT = INT_MAX & PAGE_MASK (include/linux/fs.h): process_madvise
  * silently truncates a call's total there (lib/iov_iter.c __import_iovec). */

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "drain.h"
+#include "flush.h"
+#include "frames.h"
 #include "sort.h"
 #include "trace.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "advice.h"
-#include "internal.h"
+#include "purge.h"
 
 struct fmt_out {
 	char *buf;

@@ -34,6 +34,8 @@
 
 #include <string.h>
 
+#include "books.h"
+#include "frames.h"
 #include "internal.h"
 #include "sort.h"
 
