@@ -22,10 +22,10 @@ static inline unsigned purge__drain_over_counts(const purge_queue *q)
 {
 	unsigned c = 0;
 
-	if (purge__store_live(&q->s) - q->s.nheld >= q->set.capacity)
+	if (purge__store_live(&q->s) - purge__store_held(&q->s) >= q->set.capacity)
 		c |= PURGE_OVER_COUNT;
 	if (q->set.max_pending_bytes &&
-	    q->st.pending_bytes - q->s.held_bytes > q->set.max_pending_bytes)
+	    q->st.pending_bytes - purge__store_held_bytes(&q->s) > q->set.max_pending_bytes)
 		c |= PURGE_OVER_BYTES;
 	return c;
 }
