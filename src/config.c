@@ -18,32 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-/* Every advice the library takes.  After DONTNEED a private anonymous
- * page reads back as zeros; after FREE it may keep its old bytes until
- * reclaimed; COLD and PAGEOUT keep contents (docs/kernel-notes.md §5). */
-static const struct purge__advice config_advice[] = {
-    {MADV_DONTNEED, "dontneed", true}, {MADV_DONTNEED_LOCKED, "dontneed_locked", true},
-    {MADV_FREE, "free", false},        {MADV_COLD, "cold", false},
-    {MADV_PAGEOUT, "pageout", false},
-};
-
-_Static_assert(sizeof(config_advice) / sizeof(config_advice[0]) == PURGE_ADVICE_COUNT,
-               "PURGE_ADVICE_COUNT sizes the probe's slots: one a row");
-
-const struct purge__advice *purge__advice_find(int advice)
-{
-	for (unsigned i = 0; i < PURGE_ADVICE_COUNT; i++)
-		if (config_advice[i].value == advice)
-			return &config_advice[i];
-	return NULL;
-}
-
-unsigned purge__advice_slot(const struct purge__advice *a)
-{
-	return (unsigned)(a - config_advice);
-}
+#include "advice.h"
+#include "config.h"
 
 /* MAX_RW_COUNT = INT_MAX & PAGE_MASK (include/linux/fs.h): process_madvise
  * silently truncates a call's total there (lib/iov_iter.c __import_iovec). */

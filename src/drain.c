@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "drain.h"
+#include "flush.h"
+#include "frames.h"
 #include "sort.h"
 #include "trace.h"
 
@@ -46,10 +48,11 @@ static uint64_t drain_old_until(const purge_queue *q, const struct drain_plan *p
 static bool drain_candidates(const purge_queue *q, const struct drain_plan *p)
 {
 	const struct purge__store *s = &q->s;
-	uint32_t id = s->linked ? s->fresh : s->head;
+	uint32_t id = purge__store_first_new(s);
 	uint64_t old = drain_old_until(q, p), oldest = purge__store_oldest(s);
 
-	if (id != PURGE_STORE_NONE && (!s->aged || s->stamp[id] <= p->max_stamp))
+	if (id != PURGE_STORE_NONE &&
+	    (!purge__store_aged(s) || purge__store_stamp_of(s, id) <= p->max_stamp))
 		return true;
 	return old && oldest && oldest <= old;
 }
@@ -65,7 +68,7 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 		return true;
 	switch (p->take) {
 	case TAKE_OVL:
-		return q->s.novl > 0;
+		return purge__store_overlapping(&q->s) > 0;
 	case TAKE_OLDEST:
 		if (p->over)
 			return purge__drain_over(q, p->now) & p->over;
@@ -91,18 +94,19 @@ static bool drain_take_frames(purge_queue *q, const struct drain_plan *p, uint64
 	    .old_until = drain_old_until(q, p),
 	    .max_stamp = p->max_stamp,
 	};
-	uint32_t fresh = q->s.linked ? q->s.fresh : q->s.head;
+	uint32_t fresh = purge__store_first_new(&q->s);
 
 	purge__store_link(&q->s);
-	if (q->s.novl > PURGE_OVL_MAX) {
+	if (purge__store_overlapping(&q->s) > PURGE_OVL_MAX) {
 		purge__store_take_ovl(&q->s, t);
 		return t->n != 0;
 	}
 	purge__frames_take(q, &fp, t);
-	if (t->n == 0 && purge__store_live(&q->s) && q->s.fresh == fresh && drain_candidates(q, p))
+	if (t->n == 0 && purge__store_live(&q->s) && purge__store_fresh(&q->s) == fresh &&
+	    drain_candidates(q, p))
 		purge__store_take_oldest(&q->s, q->set.batch, p->max_stamp, over, true, t);
 	/* a round that held all it saw made progress too */
-	return t->n || q->s.fresh != fresh;
+	return t->n || purge__store_fresh(&q->s) != fresh;
 }
 
 /* One round's take; false when it made no progress. */
@@ -252,12 +256,12 @@ static uint64_t drain_next_due(const purge_queue *q, uint64_t age_ns)
 
 	if (purge__store_live(s) == 0)
 		return next;
-	uint32_t id = purge__store_first_unheld(s, s->linked ? s->fresh : s->head);
+	uint32_t id = purge__store_first_unheld(s, purge__store_first_new(s));
 	if (id != PURGE_STORE_NONE)
-		next = drain_add(s->stamp[id], age_ns);
-	if (s->nheld && q->set.max_delay_ns) {
+		next = drain_add(purge__store_stamp_of(s, id), age_ns);
+	if (purge__store_held(s) && q->set.max_delay_ns) {
 		hold = q->set.max_delay_ns > age_ns ? q->set.max_delay_ns : age_ns;
-		hold = drain_add(s->stamp[s->head], hold);
+		hold = drain_add(purge__store_stamp_of(s, purge__store_first(s)), hold);
 		next = hold < next ? hold : next;
 	}
 	return next;
@@ -331,7 +335,7 @@ static void drain_ovl(purge_queue *q)
 {
 	const struct drain_plan p = {.automatic = true, .take = TAKE_OVL};
 
-	if (q->s.novl > PURGE_OVL_MAX)
+	if (purge__store_overlapping(&q->s) > PURGE_OVL_MAX)
 		drain_settle(q, &p);
 }
 

@@ -3,7 +3,8 @@
  * drain.c's hot half: the thresholds an enqueue may cross and the enqueue
  * itself, inline so that purge_enqueue stays a few nanoseconds; settling,
  * when a threshold or the room asks for it, is in drain.c.  The only
- * definition of the thresholds.  Included by api.c and drain.c.
+ * definition of the thresholds.  With the cold half's entry points, which
+ * drain.c defines.  Included by api.c, drain.c and setup.c.
  */
 #ifndef PURGE_DRAIN_H
 #define PURGE_DRAIN_H
@@ -21,10 +22,10 @@ static inline unsigned purge__drain_over_counts(const purge_queue *q)
 {
 	unsigned c = 0;
 
-	if (purge__store_live(&q->s) - q->s.nheld >= q->set.capacity)
+	if (purge__store_live(&q->s) - purge__store_held(&q->s) >= q->set.capacity)
 		c |= PURGE_OVER_COUNT;
 	if (q->set.max_pending_bytes &&
-	    q->st.pending_bytes - q->s.held_bytes > q->set.max_pending_bytes)
+	    q->st.pending_bytes - purge__store_held_bytes(&q->s) > q->set.max_pending_bytes)
 		c |= PURGE_OVER_BYTES;
 	return c;
 }
@@ -74,6 +75,20 @@ static inline void purge__drain_enqueue(purge_queue *q, uintptr_t start, uintptr
 	if (c)
 		purge__drain_auto(q, c, now);
 }
+
+/* drain.c: what to settle and when.  Enqueue and cancel settle what their
+ * thresholds and room ask for; the drains return the on_failure reports
+ * they made. */
+int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
+int purge__drain_all(purge_queue *q);
+int purge__drain_older(purge_queue *q, uint64_t age_ns);
+int purge__drain_to(purge_queue *q, size_t keep_bytes);
+int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
+uint64_t purge__drain_oldest(purge_queue *q);
+/* A shared queue: the thresholds other threads crossed during a flush;
+ * a fork child's half-settled round (flight.h). */
+void purge__drain_wanted(purge_queue *q);
+void purge__drain_fork_child(purge_queue *q);
 
 #pragma GCC visibility pop
 

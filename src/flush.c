@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <stdbool.h>
 
+#include "books.h"
+#include "flush.h"
 #include "internal.h"
 #include "trace.h"
 

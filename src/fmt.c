@@ -11,7 +11,8 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include "internal.h"
+#include "advice.h"
+#include "purge.h"
 
 struct fmt_out {
 	char *buf;

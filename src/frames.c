@@ -34,6 +34,8 @@
 
 #include <string.h>
 
+#include "books.h"
+#include "frames.h"
 #include "internal.h"
 #include "sort.h"
 
@@ -69,7 +71,8 @@ static uintptr_t frames_of(const struct frames_round *r, uintptr_t a)
 
 static bool frames_old(const struct frames_round *r, uint32_t id)
 {
-	return r->old_until && r->s->aged && r->s->stamp[id] <= r->old_until;
+	return r->old_until && purge__store_aged(r->s) &&
+	       purge__store_stamp_of(r->s, id) <= r->old_until;
 }
 
 /* ---- candidates: held pieces past their hold, then what is new --------- */
@@ -96,17 +99,19 @@ static uint32_t frames_collect(struct frames_round *r, size_t max, uint64_t max_
 {
 	struct purge__store *s = r->s;
 	uint64_t bytes = 0;
-	uint32_t id = s->head;
+	uint32_t id = purge__store_first(s);
 
-	for (; id != s->fresh && id != PURGE_STORE_NONE && frames_old(r, id) && bytes < max_bytes;
+	for (; id != purge__store_fresh(s) && id != PURGE_STORE_NONE && frames_old(r, id) &&
+	       bytes < max_bytes;
 	     id = purge__store_next(s, id))
 		if (frames_add(r, id, max))
-			bytes += s->rng[id].iov_len;
-	for (id = s->fresh; id != PURGE_STORE_NONE && bytes < max_bytes;
+			bytes += purge__store_len(s, id);
+	for (id = purge__store_fresh(s); id != PURGE_STORE_NONE && bytes < max_bytes;
 	     id = purge__store_next(s, id)) {
-		if ((s->aged && s->stamp[id] > r->max_stamp) || !frames_add(r, id, max))
+		if ((purge__store_aged(s) && purge__store_stamp_of(s, id) > r->max_stamp) ||
+		    !frames_add(r, id, max))
 			break;
-		bytes += s->rng[id].iov_len;
+		bytes += purge__store_len(s, id);
 	}
 	return id;
 }
@@ -249,7 +254,7 @@ static bool frames_take(struct frames_round *r, uintptr_t a, uintptr_t b, bool w
 		return true;
 	/* a whole run keeps room for frames_order_whole's cuts: two for each
 	 * overlapping piece (it cuts one, or the indexed one that follows it) */
-	uint32_t cuts = whole ? 2 * r->s->novl : 0;
+	uint32_t cuts = whole ? 2 * purge__store_overlapping(r->s) : 0;
 	if (r->nwhole + r->nrest + r->ncuts + pieces + cuts > r->cap)
 		return false;
 	struct iovec *at = whole ? r->sel + r->nwhole : r->sel + r->cap - r->nrest - pieces;
@@ -323,7 +328,8 @@ static void frames_settle(struct frames_round *r)
 	for (size_t i = 0; i < r->ncand; i++) {
 		uintptr_t a = r->cand[i].key, b = frames_cand_end(&r->cand[i]);
 		if (!frames_piece(r, a, b, r->cand[i].val & 1)) {
-			purge__store_set_fresh(s, purge__store_first_unheld(s, s->head));
+			purge__store_set_fresh(s,
+			                       purge__store_first_unheld(s, purge__store_first(s)));
 			return;
 		}
 		purge__store_hold_in(s, a, b);
@@ -366,8 +372,8 @@ static size_t frames_order_whole(purge_queue *q, struct iovec *v, struct iovec *
 void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t)
 {
 	struct purge__store *s = &q->s;
-	struct iovec *v = s->scratch;
-	size_t S = (size_t)s->npieces + 1, K = S / 8 ? S / 8 : 1;
+	struct iovec *v = purge__store_scratch(s);
+	size_t S = purge__store_scratch_len(s), K = S / 8 ? S / 8 : 1;
 	size_t max = p->max_pieces < K ? p->max_pieces : K;
 	struct frames_round r = {.q = q,
 	                         .s = s,

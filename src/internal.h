@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private declarations shared by the library's files and its tests.
+ * Private declarations shared by the library's files and its tests: the
+ * queue, the backend table, a queue's lifetime (setup.c) and the probe
+ * (sys.c).  What one module alone uses is in that module's header:
+ * advice.h, config.h, store.h, flight.h, drain.h, frames.h, flush.h,
+ * books.h, sort.h.
  *
  * Data flows one way: api.c (entry points) -> drain.c (every decision
  * about what to settle and when) -> store.c (the pending ranges, pure
  * bookkeeping) and flush.c (system calls through the backend) -> books.c
  * (the counters).  store.c and flush.c never call each other.  setup.c
- * holds a queue's whole lifetime; config.c its settings and the advice
- * table; sys.c the kernel behind the backend table, which is the seam
- * between the library and the kernel, page size and clock included: tests
- * plug in a fake kernel through purge__queue_init_backend().
+ * holds a queue's whole lifetime; config.c its settings; advice.c the
+ * advice table; sys.c the kernel behind the backend table, which is the
+ * seam between the library and the kernel, page size and clock included:
+ * tests plug in a fake kernel through purge__queue_init_backend().
  */
 #ifndef PURGE_INTERNAL_H
 #define PURGE_INTERNAL_H
@@ -39,29 +43,10 @@
  * object or libpurge.a is linked into one. */
 #pragma GCC visibility push(hidden)
 
+#include "advice.h"
+#include "config.h"
 #include "store.h"
 #include "flight.h"
-
-/* 5.18+; glibc 2.36 has it, older C libraries may not */
-#ifndef MADV_DONTNEED_LOCKED
-#define MADV_DONTNEED_LOCKED 24
-#endif
-
-/* ---- the advice table (config.c) ----------------------------------------- */
-
-/* Every advice the library takes, one row each: adding one is one row. */
-struct purge__advice {
-	int value;        /* MADV_* */
-	const char *name; /* for purge_stats_format */
-	bool zeroes;      /* private anonymous pages read back as zero after it */
-};
-
-#define PURGE_ADVICE_COUNT 5 /* rows; the probe keeps one slot per row */
-
-/* The row of an advice, or NULL when the library does not take it. */
-const struct purge__advice *purge__advice_find(int advice);
-/* Its row number: the probe's slot. */
-unsigned purge__advice_slot(const struct purge__advice *a);
 
 /* ---- the backend: the seam between the library and the kernel ------------ */
 
@@ -101,34 +86,9 @@ struct purge__backend {
 
 extern const struct purge__backend purge__sys_backend;
 
-/* ---- settings (config.c) ------------------------------------------------- */
-
-/* Settings after defaults, environment and validation. */
-struct purge__settings {
-	const struct purge__advice *advice;
-	int mode;
-	unsigned batch;
-	unsigned capacity;
-	unsigned flags;
-	size_t max_pending_bytes;
-	uint64_t max_delay_ns;
-	size_t call_bytes; /* page multiple, >= one page, <= MAX_RW_COUNT */
-	unsigned env_ignored;
-	void (*on_failure)(void *arg, void *addr, size_t len, int err);
-	void *arg;
-};
-
-int purge__settings_init(struct purge__settings *s, const struct purge_config *cfg, size_t page);
-/* PURGE_MODE as a mode, or -1 when unset, or -2 when invalid. */
-int purge__env_mode(void);
-
 /* ---- the queue ----------------------------------------------------------- */
 
-/* Where a merged iovec of a call starts, and the joins it holds. */
-struct purge__slot {
-	uint32_t piece, joins;
-	size_t off;
-};
+struct purge__slot; /* flush.h */
 
 /* purge_queue.magic while the queue is alive; destroy clears it. */
 #define PURGE_QUEUE_MAGIC 0x70757267u /* "purg" */
@@ -206,64 +166,12 @@ static inline int purge__path(const purge_queue *q, bool probe)
 	return q->be->path(q->be->ctx, q->set.advice->value, probe);
 }
 
-/* setup.c: a queue's lifetime */
+/* setup.c: a queue's lifetime (the tests' seam too) */
 size_t purge__pool_pieces(unsigned capacity);
 int purge__queue_init_backend(purge_queue **qp, void *mem, size_t size,
                               const struct purge_config *cfg, const struct purge__backend *be);
 
-/* drain.c: what to settle and when.  Enqueue and cancel settle what their
- * thresholds and room ask for; the drains return the on_failure reports
- * they made. */
-/* (purge__drain_enqueue is inline in drain.h) */
-int purge__drain_cancel(purge_queue *q, uintptr_t start, uintptr_t end);
-int purge__drain_all(purge_queue *q);
-int purge__drain_older(purge_queue *q, uint64_t age_ns);
-int purge__drain_to(purge_queue *q, size_t keep_bytes);
-int purge__drain_due(purge_queue *q, uint64_t age_ns, uint64_t *next_ns);
-uint64_t purge__drain_oldest(purge_queue *q);
-/* A shared queue: the thresholds other threads crossed during a flush;
- * a fork child's half-settled round (flight.h). */
-void purge__drain_wanted(purge_queue *q);
-void purge__drain_fork_child(purge_queue *q);
-
-/* frames.c: with PURGE_HUGE, what a holding flush takes, one round. */
-struct purge__frames_plan {
-	size_t max_pieces;  /* pieces a round looks at, at most */
-	uint64_t max_bytes; /* about as many bytes as a round looks at */
-	uint64_t old_until; /* held pieces stamped no later than this are due (0: none) */
-	uint64_t max_stamp; /* new pieces stamped later are not looked at */
-};
-void purge__frames_take(purge_queue *q, const struct purge__frames_plan *p, struct purge__take *t);
-/* The frames a sorted selection purges whole, and the huge-backed ones it
- * purges in part, into the stats: v[0..ordered) overlap none before them
- * (SIZE_MAX: not known), the rest (bytes enqueued again) go after them. */
-void purge__frames_tally(purge_queue *q, const struct iovec *v, size_t ordered, size_t n);
-
-/* flush.c: settle sel[0..n) (sorted, overlaps last; or as taken with
- * PURGE_NO_COALESCE): batching, coalescing, error attribution.  Talks to
- * the kernel through q->be only. */
-struct purge__flush_out {
-	uint64_t bytes;   /* settled: purged or failed */
-	uint64_t calls;   /* system calls */
-	uint64_t reports; /* on_failure reports */
-};
-struct purge__flush_out purge__flush_run(purge_queue *q, const struct iovec *sel, size_t n);
-
-/* books.c (and the inline half in books.h): the only writers of q->st. */
-void purge__books_purged(purge_queue *q, size_t bytes, size_t done);
-void purge__books_failed(purge_queue *q, void *addr, size_t len, int err, bool done);
-uint64_t purge__books_flush_begin(purge_queue *q, bool automatic);
-void purge__books_flush_end(purge_queue *q, uint64_t t0);
-void purge__books_call(purge_queue *q, size_t iovecs, uint64_t ns);
-void purge__books_short(purge_queue *q);
-void purge__books_fallback(purge_queue *q);
-void purge__books_merged(purge_queue *q, size_t joins);
-/* a removal for a flush made `parts` ranges of the flush out of pieces it
- * removed (`gone`) or split (`split`) */
-void purge__books_parts(purge_queue *q, size_t parts, uint32_t gone, uint32_t split);
-void purge__books_frames(purge_queue *q, uint64_t whole, uint64_t split);
-
-/* sys.c */
+/* sys.c: the probe (the tests read it too) */
 int purge__probe(int advice);
 int purge__probe_peek(int advice);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "drain.h"
+#include "flush.h"
 #include "internal.h"
 
 #define SETUP_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))

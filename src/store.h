@@ -190,6 +190,71 @@ static inline uintptr_t purge__store_end(const struct purge__store *s, uint32_t 
 	return (uintptr_t)s->rng[id].iov_base + s->rng[id].iov_len;
 }
 
+static inline size_t purge__store_len(const struct purge__store *s, uint32_t id)
+{
+	return s->rng[id].iov_len;
+}
+
+/* Where the age order starts: the oldest piece (linked; NONE: none), or
+ * the first slot (plain). */
+static inline uint32_t purge__store_first(const struct purge__store *s)
+{
+	return s->head;
+}
+
+/* Linked: the first piece no frame plan has seen; NONE: none. */
+static inline uint32_t purge__store_fresh(const struct purge__store *s)
+{
+	return s->fresh;
+}
+
+/* The same, linked or plain (a plain store's pieces are all new to the
+ * plans). */
+static inline uint32_t purge__store_first_new(const struct purge__store *s)
+{
+	return s->linked ? s->fresh : s->head;
+}
+
+/* Are stamps written (purge__store_age)? */
+static inline bool purge__store_aged(const struct purge__store *s)
+{
+	return s->aged;
+}
+
+/* Coarse ns at which piece id was enqueued: aged stores only. */
+static inline uint64_t purge__store_stamp_of(const struct purge__store *s, uint32_t id)
+{
+	return s->stamp[id];
+}
+
+/* Pieces on the overlap list: enqueued over pending bytes. */
+static inline uint32_t purge__store_overlapping(const struct purge__store *s)
+{
+	return s->novl;
+}
+
+/* Pieces a frame plan holds, and their bytes. */
+static inline uint32_t purge__store_held(const struct purge__store *s)
+{
+	return s->nheld;
+}
+
+static inline uint64_t purge__store_held_bytes(const struct purge__store *s)
+{
+	return s->held_bytes;
+}
+
+/* The scratch, purge__store_scratch_len() iovecs, free between takes. */
+static inline struct iovec *purge__store_scratch(const struct purge__store *s)
+{
+	return s->scratch;
+}
+
+static inline size_t purge__store_scratch_len(const struct purge__store *s)
+{
+	return (size_t)s->npieces + 1;
+}
+
 /*
  * Taking pieces out for a flush.  A take hands back an array of iovecs,
  * valid until the store next changes, with as much scratch beside it for

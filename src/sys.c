@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "advice.h"
 #include "internal.h"
 #include "syscall.h"
 

@@ -6,6 +6,7 @@
  * file's word, so they do not collide.  .ci/check-single.sh builds it and
  * checks that it includes every C file of src/.
  */
+#include "../advice.c"
 #include "../api.c"
 #include "../books.c"
 #include "../config.c"
