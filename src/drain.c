@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "flight.h"
 #include "flush.h"
 #include "frames.h"
 #include "sort.h"

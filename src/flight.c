@@ -13,16 +13,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-bool purge__flight_shared(const purge_queue *q)
-{
-	return !q->fl.alone && ((q->set.flags & PURGE_LOCKED) || q->guard.lock);
-}
-
-bool purge__flight_mine(const purge_queue *q)
-{
-	return !purge__flight_shared(q) || pthread_equal(q->fl.owner, pthread_self());
-}
+#include "flight.h"
 
 void purge__flight_drop(purge_queue *q)
 {

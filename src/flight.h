@@ -40,35 +40,9 @@
 
 #include "purge.h"
 #include "store.h"
+#include "flight_state.h"
 
 #pragma GCC visibility push(hidden) /* internal, as in internal.h */
-
-/* Slots after a round for the right parts of ranges cancels split. */
-#define PURGE_FLIGHT_SPARE 64
-
-struct purge__flight {
-	struct iovec *v;            /* [npieces + 1 + PURGE_FLIGHT_SPARE]: the round in flight */
-	size_t n, cap;              /* its ranges (0: no round in flight); slots */
-	size_t ordered;             /* v[0..ordered) in address order, disjoint */
-	uintptr_t tail_lo, tail_hi; /* hull of v[ordered..n) (scanned, not searched) */
-	size_t next, next_off;      /* no call has taken v[next] + next_off on */
-	uintptr_t zone_lo, zone_hi; /* hull of the plan in the kernel; empty: lo >= hi */
-	uint64_t seq;               /* plans completed */
-	uint64_t t0;                /* when the flush began (for a fork child) */
-	unsigned waiters;           /* cancels waiting for the zone */
-	pthread_t owner;            /* the flushing thread, while the queue is busy */
-	bool want;                  /* another thread crossed a threshold meanwhile */
-	bool fork, parked;          /* purge_fork_prepare asked; the flusher waits */
-	bool alone;                 /* a fork child finishes the round: no lock to let go */
-	pthread_mutex_t m;
-	pthread_cond_t c;
-};
-
-/* Is q shared between threads (its flushes let go of its lock)? */
-bool purge__flight_shared(const purge_queue *q);
-/* Is the caller the thread that flushes q (or q not shared)?  Calls from
- * inside its on_failure answer -EBUSY. */
-bool purge__flight_mine(const purge_queue *q);
 
 /* Let go of the queue's lock for a system call, and take it again. */
 void purge__flight_drop(purge_queue *q);

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 
 #include "books.h"
+#include "flight.h"
 #include "flush.h"
 #include "internal.h"
 #include "trace.h"

@@ -46,7 +46,7 @@
 #include "advice.h"
 #include "config.h"
 #include "store.h"
-#include "flight.h"
+#include "flight_state.h"
 
 /* ---- the backend: the seam between the library and the kernel ------------ */
 
@@ -108,7 +108,7 @@ struct purge_queue {
 	struct purge__slot *ioslot; /* PURGE_BATCH_MAX */
 	pthread_mutex_t lock;       /* PURGE_LOCKED */
 	struct purge_lock guard;    /* purge_set_lock: the caller's lock */
-	struct purge__flight fl;    /* a shared queue's flush (flight.h) */
+	struct purge__flight fl;    /* a shared queue's flush (flight_state.h, flight.h) */
 };
 
 /* A queue that is alive: not NULL, not destroyed.  Checked before its
@@ -128,6 +128,19 @@ static inline void purge__unlock(const purge_queue *q)
 {
 	if (q->set.flags & PURGE_LOCKED)
 		pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
+}
+
+/* Is q shared between threads (its flushes let go of its lock)? */
+static inline bool purge__flight_shared(const purge_queue *q)
+{
+	return !q->fl.alone && ((q->set.flags & PURGE_LOCKED) || q->guard.lock);
+}
+
+/* Is the caller the thread that flushes q (or q not shared)?  Calls from
+ * inside its on_failure answer -EBUSY. */
+static inline bool purge__flight_mine(const purge_queue *q)
+{
+	return !purge__flight_shared(q) || pthread_equal(q->fl.owner, pthread_self());
 }
 
 /* Takes the queue for a call: its lock, unless the caller is inside its

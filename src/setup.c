@@ -14,6 +14,7 @@
 #include "drain.h"
 #include "flush.h"
 #include "internal.h"
+#include "flight.h"
 
 #define SETUP_ALIGN(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
 #define SETUP_LINE        64
