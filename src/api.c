@@ -109,7 +109,7 @@ int purge_enqueue(purge_queue *q, void *addr, size_t len)
 	if (!purge__alive(q) || (q->set.flags & PURGE_LOCKED) || q->busy || !a || !len ||
 	    a + len < a || a + len > API_USER_TOP || ((a | len) & (q->page - 1)))
 		return api_enqueue(q, addr, len);
-	if (q->s.aged)
+	if (purge__store_aged(&q->s))
 		return api_enqueue_aged(q, addr, len);
 	int c = purge__drain_enqueue_plain(q, a, a + len, 0, false);
 	if (c < 0)
@@ -226,8 +226,8 @@ void purge_get_stats(const purge_queue *q, struct purge_stats *out)
 	int now = purge__path(q, false);
 	out->backend = now > 0 ? now : q->backend;
 	out->zeroed = q->set.advice->zeroes;
-	out->held_ranges = q->s.nheld;
-	out->held_bytes = q->s.held_bytes;
+	out->held_ranges = purge__store_held(&q->s);
+	out->held_bytes = purge__store_held_bytes(&q->s);
 	out->env_ignored = q->set.env_ignored;
 	purge__unlock(q);
 }
