@@ -14,6 +14,9 @@
  *                       has them
  *   je-reuse background with background_thread:true the background thread
  *                       settles what application threads enqueued
+ *   je-reuse calloc     calloc reusing pending extents clears them in place:
+ *                       their pages stay resident (no MADV_DONTNEED, no
+ *                       refault), and read as zero
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -410,10 +414,70 @@ static int cmd_background(void)
 	return 0;
 }
 
+/* ---- calloc over pending extents: cleared in place ---- */
+/* Of the pages [p, p+n) touches, how many are resident; *total: how many. */
+static size_t resident_pages(void *p, size_t n, size_t *total)
+{
+	unsigned char vec[(BIG >> 12) + 2];
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+	size_t len = ((uintptr_t)p + n - a + 4095) & ~(size_t)4095;
+	if (len / 4096 > sizeof vec || mincore((void *)a, len, vec) != 0)
+		FAIL("mincore");
+	size_t r = 0;
+	for (size_t i = 0; i < len / 4096; i++)
+		r += vec[i] & 1;
+	*total = len / 4096;
+	return r;
+}
+
+static int cmd_calloc(void)
+{
+	void *p[NBIG];
+	/* pending: freed, enqueued, never flushed (the test's MALLOC_CONF) */
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = malloc(BIG);
+		if (p[i] == NULL)
+			FAIL("malloc");
+		fill(p[i], BIG, 0xcd);
+	}
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	if (lp("pending_bytes") == 0)
+		FAIL("nothing pending after free (dirty_decay_ms:0, no delay limit?)");
+	uint64_t cancelled = lp("cancelled_bytes");
+	size_t gone = 0, pages = 0;
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = calloc(1, BIG);
+		if (p[i] == NULL)
+			FAIL("calloc");
+		/* before reading: a read maps the zero page */
+		size_t total;
+		size_t r = resident_pages((char *)p[i] + 4096, BIG - 8192, &total);
+		pages += total;
+		gone += total - r;
+		size_t bad = count_not(p[i], BIG, 0);
+		if (bad)
+			FAIL("calloc of a reused pending block has %zu non-zero bytes", bad);
+	}
+	if (lp("cancelled_bytes") == cancelled)
+		FAIL("calloc reused no pending extent (cancelled_bytes did not move)");
+	/* a pending extent's pages are resident: purging them to zero them
+	 * (MADV_DONTNEED) makes them go, and every one refaults */
+	if (gone != 0)
+		FAIL("calloc over pending extents: %zu of %zu pages not resident "
+		     "(purged to be zeroed, then refaulted)",
+		     gone, pages);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	purge_all();
+	printf("calloc: ok (%zu pages cleared in place)\n", pages);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background\n");
+		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -437,6 +501,8 @@ int main(int argc, char **argv)
 		return cmd_counters();
 	if (!strcmp(argv[1], "background"))
 		return cmd_background();
+	if (!strcmp(argv[1], "calloc"))
+		return cmd_calloc();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

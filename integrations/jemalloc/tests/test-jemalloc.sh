@@ -36,6 +36,8 @@ held=tcache:false,dirty_decay_ms:0,purge_max_delay_ms:-1,purge_max_pending:0
 run "$held" zeros
 run "$held,purge_batch:1" zeros
 run "$held" counters
+run "$held" calloc
+run "$held,purge_batch:1" calloc
 run "$held,purge_batch:1" counters
 for conf in "" dirty_decay_ms:0 background_thread:true \
 	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
