@@ -17,6 +17,9 @@
  *   je-reuse calloc     calloc reusing pending extents clears them in place:
  *                       their pages stay resident (no MADV_DONTNEED, no
  *                       refault), and read as zero
+ *   je-reuse stats      dirty_purged, dirty_nmadvise and resident (at the
+ *                       epoch) count a purge when the queue settles it, not
+ *                       when decay enqueues it
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -48,11 +51,38 @@ static mallctl_fn je_mallctl;
 		exit(1);                                                                           \
 	} while (0)
 
+/* The stats as of a new epoch, as jemalloc's other counters are read. */
+static void epoch(void)
+{
+	uint64_t e = 1;
+	if (je_mallctl("epoch", NULL, NULL, &e, sizeof(e)) != 0)
+		FAIL("mallctl epoch");
+}
+
+static uint64_t stat_u64(const char *name)
+{
+	uint64_t v = 0;
+	size_t sz = sizeof(v);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+	return v;
+}
+
+static size_t stat_zu(const char *name)
+{
+	size_t v = 0;
+	size_t sz = sizeof(v);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+	return v;
+}
+
 static uint64_t lp(const char *field)
 {
 	char name[128];
 	uint64_t v = 0;
 	size_t sz = sizeof(v);
+	epoch();
 	snprintf(name, sizeof name, "stats.arenas.4096.libpurge.%s", field);
 	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
 		FAIL("mallctl %s", name);
@@ -474,10 +504,62 @@ static int cmd_calloc(void)
 	return 0;
 }
 
+/* ---- stats: a purge counts when it settles ---- */
+static int cmd_stats(void)
+{
+	void *p[NBIG];
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 3);
+	epoch();
+	uint64_t purged0 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv0 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res0 = stat_zu("stats.resident");
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	/* pending (the test's MALLOC_CONF: no delay, no pending limit) */
+	epoch();
+	uint64_t pending = stat_u64("stats.arenas.4096.libpurge.pending_bytes");
+	uint64_t purged1 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv1 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res1 = stat_zu("stats.resident");
+	if (pending < (uint64_t)NBIG * BIG)
+		FAIL("%llu bytes pending after freeing %u (dirty_decay_ms:0, no limits?)",
+		     (unsigned long long)pending, NBIG * BIG);
+	if (purged1 != purged0 || nmadv1 != nmadv0)
+		FAIL("nothing purged yet, but dirty_purged %llu -> %llu pages, dirty_nmadvise "
+		     "%llu -> %llu",
+		     (unsigned long long)purged0, (unsigned long long)purged1,
+		     (unsigned long long)nmadv0, (unsigned long long)nmadv1);
+	/* pending pages are resident: resident may not drop by them */
+	if (res1 + (size_t)NBIG * BIG / 2 < res0)
+		FAIL("stats.resident %zu -> %zu while %llu bytes are pending (resident)", res0,
+		     res1, (unsigned long long)pending);
+	purge_all();
+	epoch();
+	uint64_t purged2 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv2 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res2 = stat_zu("stats.resident");
+	if (purged2 < purged1 + (uint64_t)NBIG * BIG / 4096)
+		FAIL("after arena.4096.purge dirty_purged %llu -> %llu pages (%u freed)",
+		     (unsigned long long)purged1, (unsigned long long)purged2,
+		     NBIG * BIG / 4096);
+	if (nmadv2 <= nmadv1)
+		FAIL("after arena.4096.purge dirty_nmadvise did not move");
+	if (res2 + (size_t)NBIG * BIG / 2 > res1)
+		FAIL("after arena.4096.purge stats.resident %zu -> %zu", res1, res2);
+	if (stat_u64("stats.arenas.4096.libpurge.pending_bytes") != 0)
+		FAIL("pending after arena.4096.purge");
+	printf("stats: ok (dirty_purged +%llu pages in %llu calls at the flush; resident %zu "
+	       "-> %zu -> %zu)\n",
+	       (unsigned long long)(purged2 - purged1), (unsigned long long)(nmadv2 - nmadv1),
+	       res0, res1, res2);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc\n");
+		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -503,6 +585,8 @@ int main(int argc, char **argv)
 		return cmd_background();
 	if (!strcmp(argv[1], "calloc"))
 		return cmd_calloc();
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

@@ -38,6 +38,7 @@ run "$held,purge_batch:1" zeros
 run "$held" counters
 run "$held" calloc
 run "$held,purge_batch:1" calloc
+run "$held" stats
 run "$held,purge_batch:1" counters
 for conf in "" dirty_decay_ms:0 background_thread:true \
 	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
