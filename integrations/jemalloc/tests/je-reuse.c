@@ -20,6 +20,9 @@
  *   je-reuse stats      dirty_purged, dirty_nmadvise and resident (at the
  *                       epoch) count a purge when the queue settles it, not
  *                       when decay enqueues it
+ *   je-reuse bound      4 threads on 4 automatic arenas each free 7 MiB: what
+ *                       stays pending in all of them together is at most
+ *                       purge_max_pending (the test's MALLOC_CONF sets it)
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -556,10 +559,59 @@ static int cmd_stats(void)
 	return 0;
 }
 
+/* ---- bound: purge_max_pending is a total over the automatic arenas ---- */
+#define BOUND_THREADS 4
+#define BOUND_BLOCK   (1u << 20)
+#define BOUND_BLOCKS  7
+static void *bound_thread(void *arg)
+{
+	unsigned ind = (unsigned)(uintptr_t)arg;
+	if (je_mallctl("thread.arena", NULL, NULL, &ind, sizeof(ind)) != 0)
+		FAIL("thread.arena %u", ind);
+	void *p[BOUND_BLOCKS];
+	for (int i = 0; i < BOUND_BLOCKS; i++)
+		fill(p[i] = malloc(BOUND_BLOCK), BOUND_BLOCK, 9);
+	for (int i = 0; i < BOUND_BLOCKS; i++)
+		free(p[i]);
+	return NULL;
+}
+
+static int cmd_bound(void)
+{
+	size_t limit = stat_zu("opt.purge_max_pending");
+	unsigned narenas = 0;
+	size_t sz = sizeof(narenas);
+	if (je_mallctl("opt.narenas", &narenas, &sz, NULL, 0) != 0)
+		FAIL("opt.narenas");
+	if (narenas < BOUND_THREADS)
+		FAIL("opt.narenas %u: the test needs %d automatic arenas", narenas,
+		     BOUND_THREADS);
+	if (limit == 0 || limit >= (size_t)BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK)
+		FAIL("purge_max_pending %zu: the test wants one below %u", limit,
+		     BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK);
+	pthread_t t[BOUND_THREADS];
+	for (uintptr_t i = 0; i < BOUND_THREADS; i++)
+		if (pthread_create(&t[i], NULL, bound_thread, (void *)i))
+			FAIL("pthread_create");
+	for (int i = 0; i < BOUND_THREADS; i++)
+		pthread_join(t[i], NULL);
+	/* idle: nothing runs, nothing settles by age */
+	uint64_t pending = lp("pending_bytes");
+	uint64_t enq = lp("enqueued_bytes");
+	if (enq < (uint64_t)BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK)
+		FAIL("only %llu bytes enqueued", (unsigned long long)enq);
+	if (pending > limit)
+		FAIL("%llu bytes pending in all arenas together, above purge_max_pending %zu",
+		     (unsigned long long)pending, limit);
+	printf("bound: ok (%llu bytes pending of %llu enqueued; limit %zu)\n",
+	       (unsigned long long)pending, (unsigned long long)enq, limit);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats\n");
+		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats|bound\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -587,6 +639,8 @@ int main(int argc, char **argv)
 		return cmd_calloc();
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats();
+	if (!strcmp(argv[1], "bound"))
+		return cmd_bound();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

@@ -39,6 +39,9 @@ run "$held" counters
 run "$held" calloc
 run "$held,purge_batch:1" calloc
 run "$held" stats
+# purge_max_pending bounds the automatic arenas' total (8 MiB < 4 x 7 MiB)
+run tcache:false,dirty_decay_ms:0,narenas:4,purge_max_delay_ms:-1,purge_max_pending:8388608 bound
+run tcache:false,dirty_decay_ms:0,narenas:8,purge_max_pending:8388608 bound
 run "$held,purge_batch:1" counters
 for conf in "" dirty_decay_ms:0 background_thread:true \
 	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
