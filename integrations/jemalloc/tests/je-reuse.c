@@ -544,8 +544,7 @@ static int cmd_stats(void)
 	size_t res2 = stat_zu("stats.resident");
 	if (purged2 < purged1 + (uint64_t)NBIG * BIG / 4096)
 		FAIL("after arena.4096.purge dirty_purged %llu -> %llu pages (%u freed)",
-		     (unsigned long long)purged1, (unsigned long long)purged2,
-		     NBIG * BIG / 4096);
+		     (unsigned long long)purged1, (unsigned long long)purged2, NBIG * BIG / 4096);
 	if (nmadv2 <= nmadv1)
 		FAIL("after arena.4096.purge dirty_nmadvise did not move");
 	if (res2 + (size_t)NBIG * BIG / 2 > res1)
@@ -554,8 +553,8 @@ static int cmd_stats(void)
 		FAIL("pending after arena.4096.purge");
 	printf("stats: ok (dirty_purged +%llu pages in %llu calls at the flush; resident %zu "
 	       "-> %zu -> %zu)\n",
-	       (unsigned long long)(purged2 - purged1), (unsigned long long)(nmadv2 - nmadv1),
-	       res0, res1, res2);
+	       (unsigned long long)(purged2 - purged1), (unsigned long long)(nmadv2 - nmadv1), res0,
+	       res1, res2);
 	return 0;
 }
 
@@ -584,8 +583,7 @@ static int cmd_bound(void)
 	if (je_mallctl("opt.narenas", &narenas, &sz, NULL, 0) != 0)
 		FAIL("opt.narenas");
 	if (narenas < BOUND_THREADS)
-		FAIL("opt.narenas %u: the test needs %d automatic arenas", narenas,
-		     BOUND_THREADS);
+		FAIL("opt.narenas %u: the test needs %d automatic arenas", narenas, BOUND_THREADS);
 	if (limit == 0 || limit >= (size_t)BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK)
 		FAIL("purge_max_pending %zu: the test wants one below %u", limit,
 		     BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK);
@@ -611,7 +609,9 @@ static int cmd_bound(void)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats|bound\n");
+		fprintf(
+		    stderr,
+		    "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats|bound\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
