@@ -508,24 +508,30 @@ static int cmd_calloc(void)
 }
 
 /* ---- stats: a purge counts when it settles ---- */
+#define OVERSIZE (16u << 20) /* above oversize_threshold: purged at once */
 static int cmd_stats(void)
 {
 	void *p[NBIG];
 	for (int i = 0; i < NBIG; i++)
 		fill(p[i] = malloc(BIG), BIG, 3);
+	void *big = malloc(OVERSIZE);
+	if (big == NULL)
+		FAIL("malloc");
+	fill(big, OVERSIZE, 3);
 	epoch();
 	uint64_t purged0 = stat_u64("stats.arenas.4096.dirty_purged");
 	uint64_t nmadv0 = stat_u64("stats.arenas.4096.dirty_nmadvise");
 	size_t res0 = stat_zu("stats.resident");
 	for (int i = 0; i < NBIG; i++)
 		free(p[i]);
+	free(big);
 	/* pending (the test's MALLOC_CONF: no delay, no pending limit) */
 	epoch();
 	uint64_t pending = stat_u64("stats.arenas.4096.libpurge.pending_bytes");
 	uint64_t purged1 = stat_u64("stats.arenas.4096.dirty_purged");
 	uint64_t nmadv1 = stat_u64("stats.arenas.4096.dirty_nmadvise");
 	size_t res1 = stat_zu("stats.resident");
-	if (pending < (uint64_t)NBIG * BIG)
+	if (pending < (uint64_t)NBIG * BIG + OVERSIZE)
 		FAIL("%llu bytes pending after freeing %u (dirty_decay_ms:0, no limits?)",
 		     (unsigned long long)pending, NBIG * BIG);
 	if (purged1 != purged0 || nmadv1 != nmadv0)
@@ -547,6 +553,10 @@ static int cmd_stats(void)
 		     (unsigned long long)purged1, (unsigned long long)purged2, NBIG * BIG / 4096);
 	if (nmadv2 <= nmadv1)
 		FAIL("after arena.4096.purge dirty_nmadvise did not move");
+	/* each purged page counted once: what was pending, and no more */
+	if (purged2 - purged1 != pending / 4096)
+		FAIL("after arena.4096.purge dirty_purged +%llu pages, %llu were pending",
+		     (unsigned long long)(purged2 - purged1), (unsigned long long)(pending / 4096));
 	if (res2 + (size_t)NBIG * BIG / 2 > res1)
 		FAIL("after arena.4096.purge stats.resident %zu -> %zu", res1, res2);
 	if (stat_u64("stats.arenas.4096.libpurge.pending_bytes") != 0)
