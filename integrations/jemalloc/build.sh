@@ -19,7 +19,7 @@
 #               -fPIC); default: build it here, in OUTDIR/libpurge
 #   -o OUTDIR   where everything goes (default: build/integrations/jemalloc
 #               under the repository)
-#   -j JOBS     make -j (default 2)
+#   -j JOBS     make -j (default 2); -jJOBS too
 #   --stock     build the same source unpatched, in OUTDIR/stock (for
 #               comparing make check and measurements)
 #   CONFIGURE_ARGS replace the default configure options (Debian's on
@@ -42,12 +42,16 @@ while [ $# -gt 0 ]; do
 	-l) lpdir=$2; shift 2 ;;
 	-o) out=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
+	-j*) jobs=${1#-j}; shift ;;
 	--stock) stock=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; break ;;
 	*) echo "build.sh: unknown argument $1" >&2; usage >&2; exit 1 ;;
 	esac
 done
+case $jobs in
+'' | *[!0-9]* | 0) echo "build.sh: -j wants a number of jobs, not '$jobs'" >&2; exit 1 ;;
+esac
 confargs=("$@")
 if [ ${#confargs[@]} -eq 0 ]; then
 	case $(uname -m) in

@@ -14,6 +14,15 @@
  *                       has them
  *   je-reuse background with background_thread:true the background thread
  *                       settles what application threads enqueued
+ *   je-reuse calloc     calloc reusing pending extents clears them in place:
+ *                       their pages stay resident (no MADV_DONTNEED, no
+ *                       refault), and read as zero
+ *   je-reuse stats      dirty_purged, dirty_nmadvise and resident (at the
+ *                       epoch) count a purge when the queue settles it, not
+ *                       when decay enqueues it
+ *   je-reuse bound      4 threads on 4 automatic arenas each free 7 MiB: what
+ *                       stays pending in all of them together is at most
+ *                       purge_max_pending (the test's MALLOC_CONF sets it)
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -28,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,11 +54,38 @@ static mallctl_fn je_mallctl;
 		exit(1);                                                                           \
 	} while (0)
 
+/* The stats as of a new epoch, as jemalloc's other counters are read. */
+static void epoch(void)
+{
+	uint64_t e = 1;
+	if (je_mallctl("epoch", NULL, NULL, &e, sizeof(e)) != 0)
+		FAIL("mallctl epoch");
+}
+
+static uint64_t stat_u64(const char *name)
+{
+	uint64_t v = 0;
+	size_t sz = sizeof(v);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+	return v;
+}
+
+static size_t stat_zu(const char *name)
+{
+	size_t v = 0;
+	size_t sz = sizeof(v);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s", name);
+	return v;
+}
+
 static uint64_t lp(const char *field)
 {
 	char name[128];
 	uint64_t v = 0;
 	size_t sz = sizeof(v);
+	epoch();
 	snprintf(name, sizeof name, "stats.arenas.4096.libpurge.%s", field);
 	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
 		FAIL("mallctl %s", name);
@@ -410,10 +447,181 @@ static int cmd_background(void)
 	return 0;
 }
 
+/* ---- calloc over pending extents: cleared in place ---- */
+/* Of the pages [p, p+n) touches, how many are resident; *total: how many. */
+static size_t resident_pages(void *p, size_t n, size_t *total)
+{
+	unsigned char vec[(BIG >> 12) + 2];
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+	size_t len = ((uintptr_t)p + n - a + 4095) & ~(size_t)4095;
+	if (len / 4096 > sizeof vec || mincore((void *)a, len, vec) != 0)
+		FAIL("mincore");
+	size_t r = 0;
+	for (size_t i = 0; i < len / 4096; i++)
+		r += vec[i] & 1;
+	*total = len / 4096;
+	return r;
+}
+
+static int cmd_calloc(void)
+{
+	void *p[NBIG];
+	/* pending: freed, enqueued, never flushed (the test's MALLOC_CONF) */
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = malloc(BIG);
+		if (p[i] == NULL)
+			FAIL("malloc");
+		fill(p[i], BIG, 0xcd);
+	}
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	if (lp("pending_bytes") == 0)
+		FAIL("nothing pending after free (dirty_decay_ms:0, no delay limit?)");
+	uint64_t cancelled = lp("cancelled_bytes");
+	size_t gone = 0, pages = 0;
+	for (int i = 0; i < NBIG; i++) {
+		p[i] = calloc(1, BIG);
+		if (p[i] == NULL)
+			FAIL("calloc");
+		/* before reading: a read maps the zero page */
+		size_t total;
+		size_t r = resident_pages((char *)p[i] + 4096, BIG - 8192, &total);
+		pages += total;
+		gone += total - r;
+		size_t bad = count_not(p[i], BIG, 0);
+		if (bad)
+			FAIL("calloc of a reused pending block has %zu non-zero bytes", bad);
+	}
+	if (lp("cancelled_bytes") == cancelled)
+		FAIL("calloc reused no pending extent (cancelled_bytes did not move)");
+	/* a pending extent's pages are resident: purging them to zero them
+	 * (MADV_DONTNEED) makes them go, and every one refaults */
+	if (gone != 0)
+		FAIL("calloc over pending extents: %zu of %zu pages not resident "
+		     "(purged to be zeroed, then refaulted)",
+		     gone, pages);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	purge_all();
+	printf("calloc: ok (%zu pages cleared in place)\n", pages);
+	return 0;
+}
+
+/* ---- stats: a purge counts when it settles ---- */
+#define OVERSIZE (16u << 20) /* above oversize_threshold: purged at once */
+static int cmd_stats(void)
+{
+	void *p[NBIG];
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 3);
+	void *big = malloc(OVERSIZE);
+	if (big == NULL)
+		FAIL("malloc");
+	fill(big, OVERSIZE, 3);
+	epoch();
+	uint64_t purged0 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv0 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res0 = stat_zu("stats.resident");
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	free(big);
+	/* pending (the test's MALLOC_CONF: no delay, no pending limit) */
+	epoch();
+	uint64_t pending = stat_u64("stats.arenas.4096.libpurge.pending_bytes");
+	uint64_t purged1 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv1 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res1 = stat_zu("stats.resident");
+	if (pending < (uint64_t)NBIG * BIG + OVERSIZE)
+		FAIL("%llu bytes pending after freeing %u (dirty_decay_ms:0, no limits?)",
+		     (unsigned long long)pending, NBIG * BIG);
+	if (purged1 != purged0 || nmadv1 != nmadv0)
+		FAIL("nothing purged yet, but dirty_purged %llu -> %llu pages, dirty_nmadvise "
+		     "%llu -> %llu",
+		     (unsigned long long)purged0, (unsigned long long)purged1,
+		     (unsigned long long)nmadv0, (unsigned long long)nmadv1);
+	/* pending pages are resident: resident may not drop by them */
+	if (res1 + (size_t)NBIG * BIG / 2 < res0)
+		FAIL("stats.resident %zu -> %zu while %llu bytes are pending (resident)", res0,
+		     res1, (unsigned long long)pending);
+	purge_all();
+	epoch();
+	uint64_t purged2 = stat_u64("stats.arenas.4096.dirty_purged");
+	uint64_t nmadv2 = stat_u64("stats.arenas.4096.dirty_nmadvise");
+	size_t res2 = stat_zu("stats.resident");
+	if (purged2 < purged1 + (uint64_t)NBIG * BIG / 4096)
+		FAIL("after arena.4096.purge dirty_purged %llu -> %llu pages (%u freed)",
+		     (unsigned long long)purged1, (unsigned long long)purged2, NBIG * BIG / 4096);
+	if (nmadv2 <= nmadv1)
+		FAIL("after arena.4096.purge dirty_nmadvise did not move");
+	/* each purged page counted once: what was pending, and no more */
+	if (purged2 - purged1 != pending / 4096)
+		FAIL("after arena.4096.purge dirty_purged +%llu pages, %llu were pending",
+		     (unsigned long long)(purged2 - purged1), (unsigned long long)(pending / 4096));
+	if (res2 + (size_t)NBIG * BIG / 2 > res1)
+		FAIL("after arena.4096.purge stats.resident %zu -> %zu", res1, res2);
+	if (stat_u64("stats.arenas.4096.libpurge.pending_bytes") != 0)
+		FAIL("pending after arena.4096.purge");
+	printf("stats: ok (dirty_purged +%llu pages in %llu calls at the flush; resident %zu "
+	       "-> %zu -> %zu)\n",
+	       (unsigned long long)(purged2 - purged1), (unsigned long long)(nmadv2 - nmadv1), res0,
+	       res1, res2);
+	return 0;
+}
+
+/* ---- bound: purge_max_pending is a total over the automatic arenas ---- */
+#define BOUND_THREADS 4
+#define BOUND_BLOCK   (1u << 20)
+#define BOUND_BLOCKS  7
+static void *bound_thread(void *arg)
+{
+	unsigned ind = (unsigned)(uintptr_t)arg;
+	if (je_mallctl("thread.arena", NULL, NULL, &ind, sizeof(ind)) != 0)
+		FAIL("thread.arena %u", ind);
+	void *p[BOUND_BLOCKS];
+	for (int i = 0; i < BOUND_BLOCKS; i++)
+		fill(p[i] = malloc(BOUND_BLOCK), BOUND_BLOCK, 9);
+	for (int i = 0; i < BOUND_BLOCKS; i++)
+		free(p[i]);
+	return NULL;
+}
+
+static int cmd_bound(void)
+{
+	size_t limit = stat_zu("opt.purge_max_pending");
+	unsigned narenas = 0;
+	size_t sz = sizeof(narenas);
+	if (je_mallctl("opt.narenas", &narenas, &sz, NULL, 0) != 0)
+		FAIL("opt.narenas");
+	if (narenas < BOUND_THREADS)
+		FAIL("opt.narenas %u: the test needs %d automatic arenas", narenas, BOUND_THREADS);
+	if (limit == 0 || limit >= (size_t)BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK)
+		FAIL("purge_max_pending %zu: the test wants one below %u", limit,
+		     BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK);
+	pthread_t t[BOUND_THREADS];
+	for (uintptr_t i = 0; i < BOUND_THREADS; i++)
+		if (pthread_create(&t[i], NULL, bound_thread, (void *)i))
+			FAIL("pthread_create");
+	for (int i = 0; i < BOUND_THREADS; i++)
+		pthread_join(t[i], NULL);
+	/* idle: nothing runs, nothing settles by age */
+	uint64_t pending = lp("pending_bytes");
+	uint64_t enq = lp("enqueued_bytes");
+	if (enq < (uint64_t)BOUND_THREADS * BOUND_BLOCKS * BOUND_BLOCK)
+		FAIL("only %llu bytes enqueued", (unsigned long long)enq);
+	if (pending > limit)
+		FAIL("%llu bytes pending in all arenas together, above purge_max_pending %zu",
+		     (unsigned long long)pending, limit);
+	printf("bound: ok (%llu bytes pending of %llu enqueued; limit %zu)\n",
+	       (unsigned long long)pending, (unsigned long long)enq, limit);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: je-reuse zeros|canaries|fork|counters|background\n");
+		fprintf(
+		    stderr,
+		    "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats|bound\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -437,6 +645,12 @@ int main(int argc, char **argv)
 		return cmd_counters();
 	if (!strcmp(argv[1], "background"))
 		return cmd_background();
+	if (!strcmp(argv[1], "calloc"))
+		return cmd_calloc();
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats();
+	if (!strcmp(argv[1], "bound"))
+		return cmd_bound();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

@@ -36,6 +36,12 @@ held=tcache:false,dirty_decay_ms:0,purge_max_delay_ms:-1,purge_max_pending:0
 run "$held" zeros
 run "$held,purge_batch:1" zeros
 run "$held" counters
+run "$held" calloc
+run "$held,purge_batch:1" calloc
+run "$held" stats
+# purge_max_pending bounds the automatic arenas' total (8 MiB < 4 x 7 MiB)
+run tcache:false,dirty_decay_ms:0,narenas:4,purge_max_delay_ms:-1,purge_max_pending:8388608 bound
+run tcache:false,dirty_decay_ms:0,narenas:8,purge_max_pending:8388608 bound
 run "$held,purge_batch:1" counters
 for conf in "" dirty_decay_ms:0 background_thread:true \
 	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
@@ -53,6 +59,33 @@ runs=$((runs + 1))
 case $out in
 "canaries: ok (enqueued 0 bytes"*) echo "ok: MALLOC_CONF=libpurge:false $out" ;;
 *) echo "FAIL: libpurge:false: $out"; fails=$((fails + 1)) ;;
+esac
+# options out of range are rejected as jemalloc rejects its own; of
+# libpurge's environment knobs, PURGE_BATCH does not apply (said on stderr)
+# and an invalid PURGE_MODE is reported (a valid one applies)
+says() { # WHAT EXPECTED ENV...
+	what=$1 want=$2
+	shift 2
+	runs=$((runs + 1))
+	out=$(env "$@" LD_PRELOAD="$lib" "$reuse" counters 2>&1 >/dev/null)
+	case $out in
+	*"$want"*) echo "ok: $what: $want" ;;
+	*) echo "FAIL: $what: no '$want' on stderr: $out"; fails=$((fails + 1)) ;;
+	esac
+}
+says purge_max_pending:-1 "<jemalloc>: Out-of-range conf value: purge_max_pending:-1" \
+	MALLOC_CONF="$held,purge_max_pending:-1"
+says purge_batch:0 "<jemalloc>: Out-of-range conf value: purge_batch:0" \
+	MALLOC_CONF="$held,purge_batch:0"
+says PURGE_BATCH=1 "<jemalloc>: PURGE_BATCH is not read by jemalloc" \
+	MALLOC_CONF="$held" PURGE_BATCH=1
+says PURGE_MODE=sideways "<jemalloc>: Invalid PURGE_MODE ignored" \
+	MALLOC_CONF="$held" PURGE_MODE=sideways
+out=$(PURGE_MODE=loop LD_PRELOAD=$lib MALLOC_CONF=$held "$reuse" counters 2>&1)
+runs=$((runs + 1))
+case $out in
+*"<jemalloc>"*) echo "FAIL: PURGE_MODE=loop: $out"; fails=$((fails + 1)) ;;
+*) echo "ok: PURGE_MODE=loop: no complaint" ;;
 esac
 echo "$((runs - fails))/$runs passed"
 [ $fails -eq 0 ]
