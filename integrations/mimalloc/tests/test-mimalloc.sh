@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-mimalloc.sh MODE WORKDIR [REUSE EBIZZY_LITE FORK_STORM]
+# test-mimalloc.sh MODE WORKDIR [REUSE EBIZZY_LITE FORK_STORM IDLE FORKHANG]
 # The patched mimalloc 2.0.9 against the same source unpatched (stock),
 # both built by ../build.sh into WORKDIR (kept there between runs: a build
 # is redone when the patches, build.sh or libpurge change).
@@ -13,7 +13,9 @@
 #             (tests/reuse.c), ebizzy-lite -V -z (records, canaries and
 #             calloc checked), fork-storm, and the counters in
 #             mi_stats_print (the queue is really in use, and off with
-#             MIMALLOC_LIBPURGE=0)
+#             MIMALLOC_LIBPURGE=0); forkhang (fork with atfork handlers
+#             registered before mimalloc's: no hang); mi_option_set in
+#             main (tests/idle.c)
 # Skips (77) unless MIMALLOC_TESTS=1 (the builds take a minute: CI runs
 # them in their own stage, .ci/check-mimalloc.sh), and where the source or
 # cmake is not available.  The source: $MIMALLOC_SOURCE (a tree or the
@@ -23,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build_sh=$here/../build.sh
 [ $# -ge 2 ] || { echo "usage: $0 upstream|asan|own WORKDIR [REUSE EBIZZY_LITE FORK_STORM]" >&2; exit 2; }
 mode=$1 work=$2
-reuse=${3:-} ebizzy=${4:-} forkstorm=${5:-}
+reuse=${3:-} ebizzy=${4:-} forkstorm=${5:-} idle=${6:-} forkhang=${7:-}
 if [ "${MIMALLOC_TESTS:-0}" != 1 ]; then
 	echo "SKIP: the mimalloc builds are off; MIMALLOC_TESTS=1 turns them on (.ci/check-mimalloc.sh does)"
 	exit 77
@@ -149,7 +151,9 @@ asan)
 	upstream_tests "$stock" "$patched" asan
 	;;
 own)
-	[ -x "$reuse" ] || { echo "usage: $0 own WORKDIR REUSE EBIZZY_LITE FORK_STORM" >&2; exit 2; }
+	[ -x "$reuse" ] || { echo "usage: $0 own WORKDIR REUSE EBIZZY_LITE FORK_STORM IDLE FORKHANG" >&2; exit 2; }
+	build stock --stock
+	s=$lib
 	build patched
 	p=$lib
 	# purges stay queued for a second: what is reused was still pending
@@ -170,6 +174,38 @@ own)
 	fi
 	if [ -x "$forkstorm" ]; then
 		run "fork-storm -t 4 -n 50" env "${q[@]}" LD_PRELOAD="$p" "$forkstorm" -t 4 -n 50 || fail=1
+	fi
+	# fork with atfork handlers registered before mimalloc's (a library the
+	# program links): a child handler that mallocs, and a prepare handler
+	# that takes a lock a thread holds around malloc; the program's alarm
+	# (30 s) ends a hang.  Stock runs both in about a second on 2 CPUs.
+	if [ -x "$forkhang" ]; then
+		for m in child-malloc lock-order; do
+			run "forkhang $m" env MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$forkhang" $m 60 || fail=1
+			run "forkhang $m, max delay 0, batch 1" env MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0 \
+				MIMALLOC_PURGE_BATCH=1 LD_PRELOAD="$p" "$forkhang" $m 60 || fail=1
+		done
+	fi
+	if [ -x "$idle" ]; then
+		# mi_option_set in main, before the first allocation, counts
+		out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$idle" -m 64 -s 10 libpurge=0 2>&1)
+		if grep -aq '^ *libpurge:' <<<"$out"; then
+			printf '%-44s FAIL: a queue after mi_option_set(mi_option_libpurge, 0)\n' "mi_option_set libpurge=0" | tee -a "$results"
+			fail=1
+		else
+			printf '%-44s ok (no queue)\n' "mi_option_set libpurge=0" | tee -a "$results"
+		fi
+		# the stock library's idle RSS after the same burst, at delay 0
+		stock_idle=$(MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$s" "$idle" | sed -n 's/.* idle \([0-9]*\)$/\1/p')
+		# no limit from the environment, 4 MiB from mi_option_set
+		got=$(MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_PENDING=0 LD_PRELOAD="$p" "$idle" purge_max_pending=4096 |
+			sed -n 's/.* idle \([0-9]*\)$/\1/p')
+		if [ -n "$got" ] && [ -n "$stock_idle" ] && [ "$got" -le $((stock_idle + 16384)) ]; then
+			printf '%-44s ok (idle RSS %s KiB, stock %s KiB)\n' "mi_option_set purge_max_pending=4096" "$got" "$stock_idle" | tee -a "$results"
+		else
+			printf '%-44s FAIL: idle RSS %s KiB, stock %s KiB\n' "mi_option_set purge_max_pending=4096" "${got:-?}" "${stock_idle:-?}" | tee -a "$results"
+			fail=1
+		fi
 	fi
 	# the counters: the queue takes the decommits, in fewer calls than ranges
 	out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$reuse" live 2>&1)
