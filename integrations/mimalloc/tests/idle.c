@@ -3,14 +3,16 @@
  * idle: a burst of frees, then an idle process: how much stays resident.
  * Run it under a preloaded mimalloc (stock or patched) and compare.
  *
- *   idle [-m MIB] [-s MS] [OPTION=VALUE...]
+ *   idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...]
  *
  * Each OPTION=VALUE is given to mi_option_set (found with dlsym) first,
  * before anything else is allocated: libpurge, purge_batch,
  * purge_max_delay, purge_max_pending (the patched library's options).
  * Then MIB MiB (default 320) of blocks of 64 KiB..8 MiB are allocated and
- * written, and all freed at once; then the process sleeps MS ms (default
- * 1000) without a call into the allocator and reads its resident set
+ * written, and all freed at once (with -g, MS ms apart: each free then
+ * finds the decommits the earlier ones left due); then the process sleeps
+ * -s MS ms (default 1000) without a call into the allocator and reads its
+ * resident set
  * (/proc/self/statm).  Prints one line:
  *   idle: rss_kib before B peak P idle I
  * Exit 0, 2 usage, 77 no mimalloc preloaded.
@@ -61,13 +63,15 @@ static long rss_kib(void)
 
 int main(int argc, char **argv)
 {
-	long mib = 320, ms = 1000;
+	long mib = 320, ms = 1000, gap = 0;
 	int i = 1;
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "-m") == 0)
 			mib = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "-s") == 0)
 			ms = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "-g") == 0)
+			gap = atol(argv[i + 1]);
 		else
 			break;
 	}
@@ -84,9 +88,9 @@ int main(int argc, char **argv)
 		       (strlen(options[k].name) != (size_t)(eq - argv[i]) ||
 		        strncmp(argv[i], options[k].name, (size_t)(eq - argv[i])) != 0))
 			k++;
-		if (eq == NULL || k == n || mib <= 0 || ms < 0) {
+		if (eq == NULL || k == n || mib <= 0 || ms < 0 || gap < 0) {
 			fprintf(stderr,
-			        "usage: idle [-m MIB] [-s MS] [OPTION=VALUE...] (options: "
+			        "usage: idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...] (options: "
 			        "libpurge, purge_batch, purge_max_delay, purge_max_pending)\n");
 			return 2;
 		}
@@ -110,8 +114,12 @@ int main(int argc, char **argv)
 		nb++;
 	}
 	long peak = rss_kib();
-	for (unsigned k = 0; k < nb; k++)
+	struct timespec g = {gap / 1000, (gap % 1000) * 1000000L};
+	for (unsigned k = 0; k < nb; k++) {
 		free(b[k]);
+		if (gap > 0)
+			nanosleep(&g, NULL);
+	}
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 	long idle = rss_kib();

@@ -187,6 +187,27 @@ own)
 		done
 	fi
 	if [ -x "$idle" ]; then
+		# a burst of 320 MiB of frees (at once, or 2 ms apart), then 1 s
+		# idle: the patched library may keep at most 16 MiB more resident
+		# than stock (purge_max_pending, 8 MiB by default, bounds the queue)
+		for d in 0 default 1000; do
+			for g in 0 2; do
+				env=(MIMALLOC_DECOMMIT_DELAY=$d)
+				[ $d = default ] && env=()
+				env "${env[@]}" LD_PRELOAD="$s" "$idle" -g $g >"$work/idle-s.log" 2>&1 &
+				env "${env[@]}" LD_PRELOAD="$p" "$idle" -g $g >"$work/idle-p.log" 2>&1 &
+				wait
+				rs=$(sed -n 's/.* idle \([0-9]*\)$/\1/p' "$work/idle-s.log")
+				rp=$(sed -n 's/.* idle \([0-9]*\)$/\1/p' "$work/idle-p.log")
+				label="idle RSS, decommit delay $d, gap $g ms"
+				if [ -n "$rs" ] && [ -n "$rp" ] && [ "$rp" -le $((rs + 16384)) ]; then
+					printf '%-44s ok (stock %s KiB, patched %s KiB)\n' "$label" "$rs" "$rp" | tee -a "$results"
+				else
+					printf '%-44s FAIL: stock %s KiB, patched %s KiB\n' "$label" "${rs:-?}" "${rp:-?}" | tee -a "$results"
+					fail=1
+				fi
+			done
+		done
 		# mi_option_set in main, before the first allocation, counts
 		out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$idle" -m 64 -s 10 libpurge=0 2>&1)
 		if grep -aq '^ *libpurge:' <<<"$out"; then
