@@ -228,6 +228,41 @@ own)
 			fail=1
 		fi
 	fi
+	if [ -x "$idle" ]; then
+		# the knobs: what the libpurge line says is in use, and the warnings
+		# (shown with MIMALLOC_SHOW_ERRORS=1, as mimalloc's own)
+		# knob LABEL PATTERN [NOWARN] -- ENV... [-- IDLE_ARGS...]: PATTERN (grep -E)
+		# is in the output; with NOWARN, no warning is
+		knob() {
+			local label=$1 pat=$2 nowarn=0 e=() a=()
+			shift 2
+			[ "$1" = NOWARN ] && { nowarn=1; shift; }
+			shift
+			while [ $# -gt 0 ] && [ "$1" != -- ]; do e+=("$1"); shift; done
+			[ $# -gt 0 ] && { shift; a=("$@"); }
+			local o
+			o=$(env "${e[@]}" MIMALLOC_SHOW_STATS=1 MIMALLOC_SHOW_ERRORS=1 MIMALLOC_DECOMMIT_DELAY=0 \
+				LD_PRELOAD="$p" "$idle" -m 32 -s 10 "${a[@]}" 2>&1)
+			if grep -aEq "$pat" <<<"$o" && { [ $nowarn = 0 ] || ! grep -aq 'warning' <<<"$o"; }; then
+				printf '%-44s ok\n' "$label" | tee -a "$results"
+			else
+				printf '%-44s FAIL: %s\n' "$label" "$(grep -a 'warning\|libpurge:' <<<"$o" | tr '\n' ' ')" | tee -a "$results"
+				fail=1
+			fi
+		}
+		knob "defaults" "batch 1024, max delay 10 ms, max pending 8192 KiB" NOWARN --
+		knob "MIMALLOC_PURGE_BATCH=0: libpurge's default" "batch 1024," NOWARN -- MIMALLOC_PURGE_BATCH=0
+		knob "MIMALLOC_PURGE_BATCH=5000 warns" "warning: option 'purge_batch' is 5000" -- MIMALLOC_PURGE_BATCH=5000
+		knob "MIMALLOC_PURGE_BATCH=-1 warns" "warning: option 'purge_batch' is -1" -- MIMALLOC_PURGE_BATCH=-1
+		knob "MIMALLOC_PURGE_MAX_DELAY=-1 warns" "warning: option 'purge_max_delay' is -1" -- MIMALLOC_PURGE_MAX_DELAY=-1
+		knob "PURGE_BATCH=7 applies" "batch 7," NOWARN -- PURGE_BATCH=7
+		knob "PURGE_BATCH=7, MIMALLOC_PURGE_BATCH=9 warns" "warning: PURGE_BATCH=7 is not used" -- PURGE_BATCH=7 MIMALLOC_PURGE_BATCH=9
+		knob "PURGE_BATCH=0 warns" "warning: PURGE_BATCH=0 is not 1..1024" -- PURGE_BATCH=0
+		knob "PURGE_MODE=loop applies" "\(0 process_madvise, [1-9][0-9]* madvise\)" NOWARN -- PURGE_MODE=loop
+		knob "PURGE_MODE=bogus warns" "warning: PURGE_MODE=bogus is not" -- PURGE_MODE=bogus
+		knob "mi_option_set batch, max delay, max pending" "batch 7, max delay 123 ms, max pending 4096 KiB" NOWARN -- \
+			-- purge_batch=7 purge_max_delay=123 purge_max_pending=4096
+	fi
 	# the counters: the queue takes the decommits, in fewer calls than ranges
 	out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$reuse" live 2>&1)
 	line=$(grep -a '^ *libpurge:' <<<"$out" | head -1)
