@@ -86,7 +86,7 @@ configs=(
 	"MIMALLOC_DECOMMIT_DELAY=0 *"
 	"MIMALLOC_DECOMMIT_DELAY=1000"
 	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1 *"
-	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1024 MIMALLOC_PURGE_MAX_DELAY=1000"
+	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_BATCH=1024 MIMALLOC_PURGE_MAX_DELAY=1000 MIMALLOC_PURGE_MAX_PENDING=0"
 	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0"
 	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_PENDING=1M"
 	"MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PAGE_RESET=1"
@@ -156,8 +156,9 @@ own)
 	s=$lib
 	build patched
 	p=$lib
-	# purges stay queued for a second: what is reused was still pending
-	q=(MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=1000)
+	# purges stay queued for a second, with no pending limit: what is
+	# reused was still pending
+	q=(MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=1000 MIMALLOC_PURGE_MAX_PENDING=0)
 	for m in zero live unmap fork; do
 		run "reuse $m" env "${q[@]}" LD_PRELOAD="$p" "$reuse" $m || fail=1
 	done
@@ -165,7 +166,7 @@ own)
 	run "reuse fork, max delay 0, batch 1" env MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0 \
 		MIMALLOC_PURGE_BATCH=1 LD_PRELOAD="$p" "$reuse" fork || fail=1
 	run "reuse live, batch 1" env "${q[@]}" MIMALLOC_PURGE_BATCH=1 LD_PRELOAD="$p" "$reuse" live || fail=1
-	run "reuse live, page_reset, decommit 1 s" env MIMALLOC_DECOMMIT_DELAY=1000 MIMALLOC_PURGE_MAX_DELAY=1000 MIMALLOC_PAGE_RESET=1 LD_PRELOAD="$p" "$reuse" live || fail=1
+	run "reuse live, page_reset, decommit 1 s" env MIMALLOC_DECOMMIT_DELAY=1000 MIMALLOC_PURGE_MAX_DELAY=1000 MIMALLOC_PURGE_MAX_PENDING=0 MIMALLOC_PAGE_RESET=1 LD_PRELOAD="$p" "$reuse" live || fail=1
 	run "reuse live, max delay 0" env MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=0 LD_PRELOAD="$p" "$reuse" live || fail=1
 	if [ -x "$ebizzy" ]; then
 		run "ebizzy-lite -V -z -t 2" env "${q[@]}" LD_PRELOAD="$p" "$ebizzy" -V -z -t 2 -n 300 -s 3M || fail=1
