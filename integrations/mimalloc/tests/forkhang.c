@@ -16,8 +16,8 @@
  *                           thread forks N times.
  *
  * Each child exits at once (after the handlers).  An alarm of 30 s ends a
- * hung run (SIGALRM: the exit status says so).  Exit 0 pass, 1 a child
- * failed, 2 usage.
+ * hung run: it kills the child of the moment (which may be the one stuck)
+ * and exits 3.  Exit 0 pass, 1 a child failed, 2 usage, 3 hung.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,6 +38,17 @@ extern volatile int atfork_first_registered;
 
 static atomic_bool stop;
 static int locked;
+static volatile sig_atomic_t child;
+
+static void hung(int sig)
+{
+	(void)sig;
+	static const char msg[] = "forkhang: HUNG (30 s): killing the child and giving up\n";
+	if (child > 0)
+		kill(child, SIGKILL);
+	(void)write(2, msg, sizeof(msg) - 1);
+	_exit(3);
+}
 
 static void *churn(void *arg)
 {
@@ -75,6 +86,7 @@ int main(int argc, char **argv)
 	}
 	atfork_first_malloc_in_child = strcmp(argv[1], "child-malloc") == 0;
 	locked = !atfork_first_malloc_in_child;
+	signal(SIGALRM, hung);
 	alarm(30);
 	pthread_t t[2];
 	unsigned nt = locked ? 1 : 2;
@@ -91,6 +103,7 @@ int main(int argc, char **argv)
 		}
 		if (pid == 0)
 			_exit(0);
+		child = pid;
 		int st = 0;
 		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			fprintf(stderr, "forkhang: fork %u: child status %#x\n", k, st);
