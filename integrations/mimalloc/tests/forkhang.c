@@ -46,7 +46,8 @@ static void hung(int sig)
 	static const char msg[] = "forkhang: HUNG (30 s): killing the child and giving up\n";
 	if (child > 0)
 		kill(child, SIGKILL);
-	(void)write(2, msg, sizeof(msg) - 1);
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
 	_exit(3);
 }
 
