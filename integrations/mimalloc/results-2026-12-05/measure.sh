@@ -19,7 +19,7 @@ idle=$build/integrations/mimalloc/mimalloc-idle
 	echo "command: [MIMALLOC_DECOMMIT_DELAY=d] LD_PRELOAD=LIB $idle -g G   (RSS in KiB, /proc/self/statm)"
 	for d in 0 default 1000; do
 		for g in 0 2; do
-			env=(MIMALLOC_DECOMMIT_DELAY=$d)
+			env=("MIMALLOC_DECOMMIT_DELAY=$d")
 			[ $d = default ] && env=()
 			s=$(env "${env[@]}" LD_PRELOAD="$stock" "$idle" -g $g)
 			p=$(env "${env[@]}" LD_PRELOAD="$patched" "$idle" -g $g)

@@ -193,7 +193,7 @@ own)
 		# than stock (purge_max_pending, 8 MiB by default, bounds the queue)
 		for d in 0 default 1000; do
 			for g in 0 2; do
-				env=(MIMALLOC_DECOMMIT_DELAY=$d)
+				env=("MIMALLOC_DECOMMIT_DELAY=$d")
 				[ $d = default ] && env=()
 				env "${env[@]}" LD_PRELOAD="$s" "$idle" -g $g >"$work/idle-s.log" 2>&1 &
 				env "${env[@]}" LD_PRELOAD="$p" "$idle" -g $g >"$work/idle-p.log" 2>&1 &
