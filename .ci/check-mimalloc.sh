@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 ninja -C "$build" integrations/mimalloc/mimalloc-reuse integrations/workloads/ebizzy-lite \
-	integrations/workloads/fork-storm >/dev/null
+	integrations/workloads/fork-storm integrations/mimalloc/mimalloc-idle \
+	integrations/mimalloc/mimalloc-forkhang >/dev/null
 rm -rf "$build/integrations/mimalloc/work" # a clean build, as CI's first
 MIMALLOC_TESTS=1 meson test -C "$build" --print-errorlogs mimalloc-upstream mimalloc-asan mimalloc-own
 for f in "$build"/integrations/mimalloc/work/results-*.txt; do
