@@ -7,7 +7,8 @@
  *
  * Each OPTION=VALUE is given to mi_option_set (found with dlsym) first,
  * before anything else is allocated: libpurge, purge_batch,
- * purge_max_delay, purge_max_pending (the patched library's options).
+ * purge_max_delay, purge_max_pending, purge_max_call (the patched library's
+ * options).
  * Then MIB MiB (default 320) of blocks of 64 KiB..8 MiB are allocated and
  * written, and all freed at once (with -g, MS ms apart: each free then
  * finds the decommits the earlier ones left due); then the process sleeps
@@ -39,6 +40,7 @@ static const struct {
     {"purge_batch", 27},
     {"purge_max_delay", 28},
     {"purge_max_pending", 29},
+    {"purge_max_call", 30},
 };
 
 /* resident KiB, read without the allocator (no stdio) */
@@ -91,7 +93,7 @@ int main(int argc, char **argv)
 		if (eq == NULL || k == n || mib <= 0 || ms < 0 || gap < 0) {
 			fprintf(stderr,
 			        "usage: idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...] (options: "
-			        "libpurge, purge_batch, purge_max_delay, purge_max_pending)\n");
+			        "libpurge, purge_batch, purge_max_delay, purge_max_pending, purge_max_call)\n");
 			return 2;
 		}
 		set(options[k].option, atol(eq + 1));

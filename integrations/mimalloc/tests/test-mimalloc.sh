@@ -263,6 +263,16 @@ own)
 		knob "PURGE_MODE=bogus warns" "warning: PURGE_MODE=bogus is not" -- PURGE_MODE=bogus
 		knob "mi_option_set batch, max delay, max pending" "batch 7, max delay 123 ms, max pending 4096 KiB" NOWARN -- \
 			-- purge_batch=7 purge_max_delay=123 purge_max_pending=4096
+		# 0008: one call purges at most purge_max_call (32 MiB by default)
+		knob "max call 32 MiB by default" "max pending 8192 KiB, max call 32768 KiB" NOWARN --
+		knob "MIMALLOC_PURGE_MAX_CALL=8M applies" "max call 8192 KiB" NOWARN -- MIMALLOC_PURGE_MAX_CALL=8M
+		knob "MIMALLOC_PURGE_MAX_CALL=0: the kernel's limit" "max call 0 KiB" NOWARN -- MIMALLOC_PURGE_MAX_CALL=0
+		knob "mi_option_set purge_max_call" "max call 1024 KiB" NOWARN -- -- purge_max_call=1024
+		# idle -m 32 decommits about 160 MiB: in calls of at most 1 MiB,
+		# 20 calls or more (at the default max call, 8)
+		knob "MIMALLOC_PURGE_MAX_CALL=1M cuts the flushes into calls" \
+			"libpurge: [0-9]+ ranges, .* ([2-9][0-9]|[1-9][0-9]{2,}) calls" NOWARN -- \
+			MIMALLOC_PURGE_MAX_CALL=1M
 	fi
 	# the counters: the queue takes the decommits, in fewer calls than ranges
 	out=$(MIMALLOC_SHOW_STATS=1 MIMALLOC_DECOMMIT_DELAY=0 LD_PRELOAD="$p" "$reuse" live 2>&1)

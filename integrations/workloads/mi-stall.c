@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mi-stall: how long another thread waits to commit memory while one thread
+ * releases and collects a mimalloc heap (issue 27).  Runs under any mimalloc
+ * that exports mi_collect, preloaded (stock, or patched to purge through
+ * libpurge).
+ *
+ *   thread A: fills FILL MiB with SIZE KiB blocks (large objects: each has
+ *     segment slices of its own, decommitted when it is freed; each page
+ *     touched), frees every other block (scattered spans that cannot
+ *     coalesce) and calls mi_collect(true);
+ *   thread B: holds three BSIZE KiB blocks and frees the middle one, so the
+ *     hole is a span of its own between two live ones; then loops
+ *     malloc(BSIZE) (which takes the hole back and, once it was decommitted,
+ *     commits it again), touches each page, frees (which decommits it
+ *     again), and times each pair.
+ *
+ * Run it with MIMALLOC_DECOMMIT_DELAY=0: then a free decommits at once (stock
+ * madvises there; the patched library queues it) and every one of B's pairs
+ * commits.  At a delay, 2.0.9's mi_collect(true) does not decommit the
+ * calling thread's own segments, and B reuses its block still committed.
+ *
+ * Prints, per repeat: A's release (the frees) and collect times in ms; B's
+ * pairs that overlap the collect, and that overlap the release and collect
+ * together (the purge; a pair that began before and waited into it counts
+ * whole): count, p50, p99.9 and longest in microseconds; the same for the
+ * pairs that lie within the 200 ms before the release (B's undisturbed
+ * latency).  --trace FILE appends B's pairs from 50 ms before the release
+ * to 50 ms after the collect (the repeat, the pair's start in ms since the
+ * release began, its latency in us, A's phase when it began) for a plot.
+ * A benchmark, not a test: it asserts nothing about times.
+ *
+ * usage: mi-stall [--fill MiB] [--size KiB] [--bsize KiB] [--repeat N]
+ *                 [--csv] [--trace FILE]
+ * Exit status: 0; 77 when the allocator has no mi_collect (not mimalloc); 2
+ * for bad options; 1 when memory runs out.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef void mi_collect_fn(bool force);
+
+#define MAX_SAMPLES (1u << 22)
+
+struct opts {
+	size_t fill_mib, size_kib, bsize_kib;
+	unsigned repeat;
+	bool csv;
+	const char *trace;
+};
+
+struct sample {
+	double t0, t1; /* us, CLOCK_MONOTONIC */
+};
+
+static mi_collect_fn *collect;
+static size_t page;
+enum { FILLING, QUIET, RELEASE, COLLECT, DONE };
+static atomic_int phase; /* A's phase */
+/* when A began to wait for B, to free, to collect, and was done (us); read
+ * once B is joined */
+static double t_quiet, t_release, t_collect, t_done;
+static struct sample *samples;
+static size_t nsamples;
+static double *scratch;
+static struct opts o = {512, 512, 192, 3, false, NULL};
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static void touch(char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += page)
+		p[i] = 1;
+}
+
+static void *xmalloc(size_t len)
+{
+	void *p = malloc(len);
+	if (!p) {
+		fprintf(stderr, "mi-stall: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static void *thread_b(void *arg)
+{
+	size_t len = o.bsize_kib << 10;
+	(void)arg;
+	/* a hole between two live blocks: the loop's block is that span */
+	char *lo = xmalloc(len), *mid = xmalloc(len), *hi = xmalloc(len);
+	touch(lo, len);
+	touch(hi, len);
+	free(mid);
+	while (atomic_load(&phase) != DONE) {
+		int ph = atomic_load(&phase);
+		double t0 = now_us();
+		char *p = xmalloc(len);
+		touch(p, len);
+		free(p);
+		double t1 = now_us();
+		/* every pair from the quiet phase on, the one A's end finds
+		 * waiting included: windows are cut by time afterwards */
+		if (ph != FILLING && nsamples < MAX_SAMPLES)
+			samples[nsamples++] = (struct sample){t0, t1};
+	}
+	free(lo);
+	free(hi);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	return v[(size_t)(q / 100 * (double)(n - 1) + 0.5)];
+}
+
+/* B's pairs that overlap [from, to) (within it, with inside): count, p50,
+ * p99.9, max.  A pair that began before a window and ended in it counts
+ * whole: a wait for the purge may begin just before it. */
+static void print_window(double from, double to, bool inside)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct sample *x = &samples[i];
+		if (inside ? x->t0 >= from && x->t1 <= to : x->t1 > from && x->t0 < to)
+			scratch[n++] = x->t1 - x->t0;
+	}
+	qsort(scratch, n, sizeof(double), cmp_double);
+	printf(o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %9zu %9.1f %10.1f %10.1f", n, pct(scratch, n, 50),
+	       pct(scratch, n, 99.9), n ? scratch[n - 1] : 0);
+}
+
+static void print_row(unsigned rep, double release_ms, double collect_ms)
+{
+	printf(o.csv ? "%u,%.2f,%.2f" : "%6u %10.2f %10.2f", rep, release_ms, collect_ms);
+	print_window(t_collect, t_done, false);
+	print_window(t_release, t_done, false);
+	print_window(t_quiet, t_release, true);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void write_trace(unsigned rep)
+{
+	FILE *f = fopen(o.trace, "a");
+	if (!f) {
+		perror(o.trace);
+		exit(2);
+	}
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct sample *x = &samples[i];
+		if (x->t1 > t_release - 50e3 && x->t0 < t_done + 50e3)
+			fprintf(f, "%u,%.3f,%.1f,%s\n", rep, (x->t0 - t_release) / 1e3,
+			        x->t1 - x->t0,
+			        x->t0 < t_release   ? "before"
+			        : x->t0 < t_collect ? "release"
+			        : x->t0 < t_done    ? "collect"
+			                            : "after");
+	}
+	fclose(f);
+}
+
+static void one_repeat(unsigned rep)
+{
+	size_t len = o.size_kib << 10, n = (o.fill_mib << 10) / o.size_kib;
+	char **blocks = calloc(n, sizeof(*blocks));
+	pthread_t b;
+
+	nsamples = 0;
+	atomic_store(&phase, FILLING);
+	if (!blocks || pthread_create(&b, NULL, thread_b, NULL))
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		blocks[i] = xmalloc(len);
+		touch(blocks[i], len);
+	}
+	t_quiet = now_us();
+	atomic_store(&phase, QUIET);
+	usleep(200 * 1000); /* B's undisturbed latency */
+	t_release = now_us();
+	atomic_store(&phase, RELEASE);
+	for (size_t i = 0; i < n; i += 2)
+		free(blocks[i]);
+	t_collect = now_us();
+	atomic_store(&phase, COLLECT);
+	collect(true);
+	t_done = now_us();
+	atomic_store(&phase, DONE);
+	pthread_join(b, NULL);
+	for (size_t i = 1; i < n; i += 2)
+		free(blocks[i]);
+	free(blocks);
+	print_row(rep, (t_collect - t_release) / 1e3, (t_done - t_collect) / 1e3);
+	if (o.trace)
+		write_trace(rep);
+}
+
+static void usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	        "usage: mi-stall [--fill MiB] [--size KiB] [--bsize KiB] [--repeat N] [--csv]\n"
+	        "                [--trace FILE]\n"
+	        "Thread A fills --fill MiB (default 512) in --size KiB blocks (512), frees\n"
+	        "every other one and calls mi_collect(true); thread B times malloc(--bsize\n"
+	        "KiB (192)) + touch + free of a block between two live ones meanwhile.  Run\n"
+	        "with MIMALLOC_DECOMMIT_DELAY=0.  One row a repeat (3): the release's and\n"
+	        "the collect's ms; B's pairs during the collect, during release + collect,\n"
+	        "and before (count, p50, p99.9, max in us).  --trace appends B's pairs\n"
+	        "(repeat,ms,us,phase).  Preload the mimalloc to measure; 77 without one.\n");
+	exit(status);
+}
+
+static void parse(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--csv")) {
+			o.csv = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			usage(0);
+		if (i + 1 >= argc)
+			usage(2);
+		if (!strcmp(a, "--trace")) {
+			o.trace = argv[++i];
+			continue;
+		}
+		unsigned long v = strtoul(argv[++i], NULL, 10);
+		if (!strcmp(a, "--fill") && v >= 16 && v <= 65536)
+			o.fill_mib = v;
+		else if (!strcmp(a, "--size") && v >= 160 && v <= 16384)
+			o.size_kib = v; /* above mimalloc's medium objects (128 KiB) */
+		else if (!strcmp(a, "--bsize") && v >= 160 && v <= 16384)
+			o.bsize_kib = v;
+		else if (!strcmp(a, "--repeat") && v >= 1 && v <= 100)
+			o.repeat = (unsigned)v;
+		else
+			usage(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	parse(argc, argv);
+	collect = (mi_collect_fn *)dlsym(RTLD_DEFAULT, "mi_collect");
+	if (!collect) {
+		fprintf(stderr, "mi-stall: SKIP: no mi_collect: preload a mimalloc\n");
+		return 77;
+	}
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	samples = malloc(MAX_SAMPLES * sizeof(*samples));
+	scratch = malloc(MAX_SAMPLES * sizeof(*scratch));
+	if (!samples || !scratch)
+		return 1;
+	printf(o.csv ? "repeat,release_ms,collect_ms,collect_n,collect_p50_us,collect_p999_us,"
+	               "collect_max_us,purge_n,purge_p50_us,purge_p999_us,purge_max_us,"
+	               "before_n,before_p50_us,before_p999_us,before_max_us\n"
+	             : "repeat release_ms collect_ms collect_n    p50_us   p99.9_us     max_us"
+	               "   purge_n    p50_us   p99.9_us     max_us  before_n    p50_us   p99.9_us"
+	               "     max_us\n");
+	for (unsigned r = 1; r <= o.repeat; r++)
+		one_repeat(r);
+	return 0;
+}
