@@ -12,8 +12,12 @@
  *
  * Prints, per repeat, A's purge time and B's pairs during the purge: their
  * count, p50, p99.9 and longest, in microseconds, and the same for B's
- * pairs before the purge (its undisturbed latency).  A benchmark, not a
- * test: it asserts nothing about times.
+ * pairs before the purge (its undisturbed latency).  Where B's time during
+ * the purge went (Linux: /proc/thread-self/schedstat and getrusage): on a
+ * CPU, waiting for one on a run queue (the scheduler), or asleep (blocked:
+ * a lock's futex); its voluntary and involuntary context switches; and
+ * when, in ms after the purge began, B's longest pair started.  A
+ * benchmark, not a test: it asserts nothing about times.
  *
  * usage: je-stall [--fill MiB] [--size KiB] [--bsize KiB] [--repeat N] [--csv]
  * Exit status: 0; 77 when the allocator has no mallctl (not jemalloc); 2
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,7 +54,6 @@ static size_t page;
 enum { FILLING, QUIET, PURGING, DONE };
 static atomic_int phase; /* A's phase; B records QUIET and PURGING pairs */
 static struct window before, during;
-static struct opts o = {1024, 256, 192, 3, false};
 
 static double now_us(void)
 {
@@ -57,6 +61,34 @@ static double now_us(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
+
+/* B's own time, read by B when the purge begins and when it ends. */
+struct btime {
+	double wall_us, cpu_ns, runq_ns;
+	long nvcsw, nivcsw;
+};
+static struct btime b_start, b_end;
+static double purge_t0;       /* when A began the purge (now_us) */
+static double max_at, max_us; /* B's longest pair during it: start, length */
+
+static void btime_read(struct btime *t)
+{
+	struct rusage ru;
+	unsigned long long cpu = 0, runq = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &cpu, &runq) != 2)
+			cpu = runq = 0;
+		fclose(f);
+	}
+	getrusage(RUSAGE_THREAD, &ru);
+	t->wall_us = now_us();
+	t->cpu_ns = (double)cpu;
+	t->runq_ns = (double)runq;
+	t->nvcsw = ru.ru_nvcsw;
+	t->nivcsw = ru.ru_nivcsw;
+}
+static struct opts o = {1024, 256, 192, 3, false};
 
 static void bind_arena0(void)
 {
@@ -83,9 +115,15 @@ static void *thread_b(void *arg)
 {
 	size_t len = o.bsize_kib << 10;
 	(void)arg;
+	bool started = false;
 	bind_arena0();
 	while (atomic_load(&phase) != DONE) {
 		int ph = atomic_load(&phase);
+		if (ph == PURGING && !started) {
+			btime_read(&b_start); /* outside any timed pair */
+			started = true;
+			continue;
+		}
 		double t0 = now_us();
 		char *p = malloc(len);
 		if (!p)
@@ -96,7 +134,14 @@ static void *thread_b(void *arg)
 		if (atomic_load(&phase) != ph || ph == FILLING)
 			continue; /* only pairs that lie in one phase */
 		record(ph == PURGING ? &during : &before, t1 - t0);
+		if (ph == PURGING && t1 - t0 > max_us) {
+			max_us = t1 - t0;
+			max_at = t0;
+		}
 	}
+	btime_read(&b_end);
+	if (!started)
+		b_start = b_end;
 	return NULL;
 }
 
@@ -118,11 +163,18 @@ static void print_row(unsigned rep, double purge_ms)
 {
 	qsort(before.v, before.n, sizeof(double), cmp_double);
 	qsort(during.v, during.n, sizeof(double), cmp_double);
-	printf(o.csv ? "%u,%.2f,%zu,%.1f,%.1f,%.1f,%zu,%.1f,%.1f,%.1f\n"
-	             : "%6u %10.2f %9zu %9.1f %10.1f %10.1f %9zu %9.1f %10.1f %10.1f\n",
+	double wall = (b_end.wall_us - b_start.wall_us) / 1e3;
+	double cpu = (b_end.cpu_ns - b_start.cpu_ns) / 1e6;
+	double runq = (b_end.runq_ns - b_start.runq_ns) / 1e6;
+	double sleep = wall - cpu - runq;
+	printf(o.csv ? "%u,%.2f,%zu,%.1f,%.1f,%.1f,%zu,%.1f,%.1f,%.1f,%.2f,%.2f,%.2f,%ld,%ld,%.2f\n"
+	             : "%6u %10.2f %9zu %9.1f %10.1f %10.1f %9zu %9.1f %10.1f %10.1f"
+	               " %8.2f %8.2f %8.2f %6ld %6ld %8.2f\n",
 	       rep, purge_ms, during.n, pct(&during, 50), pct(&during, 99.9),
 	       during.n ? during.v[during.n - 1] : 0, before.n, pct(&before, 50),
-	       pct(&before, 99.9), before.n ? before.v[before.n - 1] : 0);
+	       pct(&before, 99.9), before.n ? before.v[before.n - 1] : 0, cpu, runq,
+	       sleep < 0 ? 0 : sleep, b_end.nvcsw - b_start.nvcsw, b_end.nivcsw - b_start.nivcsw,
+	       during.n ? (max_at - purge_t0) / 1e3 : 0);
 }
 
 /* A's part of one repeat: fill, free every other block, warm B up, purge. */
@@ -139,8 +191,9 @@ static double run_a(char **blocks, size_t n)
 		free(blocks[i]);
 	atomic_store(&phase, QUIET);
 	usleep(200 * 1000); /* B's undisturbed latency */
-	atomic_store(&phase, PURGING);
 	double t0 = now_us();
+	purge_t0 = t0;
+	atomic_store(&phase, PURGING);
 	if (ctl("arena.0.purge", NULL, NULL, NULL, 0)) {
 		fprintf(stderr, "je-stall: mallctl arena.0.purge failed\n");
 		exit(1);
@@ -159,6 +212,7 @@ static void one_repeat(unsigned rep)
 	pthread_t b;
 
 	before.n = during.n = 0;
+	max_us = max_at = 0;
 	atomic_store(&phase, FILLING);
 	if (!blocks || pthread_create(&b, NULL, thread_b, NULL))
 		abort();
@@ -221,9 +275,11 @@ int main(int argc, char **argv)
 		return 1;
 	bind_arena0();
 	printf(o.csv ? "repeat,purge_ms,during_n,during_p50_us,during_p999_us,during_max_us,"
-	               "before_n,before_p50_us,before_p999_us,before_max_us\n"
+	               "before_n,before_p50_us,before_p999_us,before_max_us,"
+	               "b_cpu_ms,b_runq_ms,b_sleep_ms,b_nvcsw,b_nivcsw,max_at_ms\n"
 	             : "repeat   purge_ms  during_n   p50_us   p99.9_us     max_us  before_n"
-	               "    p50_us   p99.9_us     max_us\n");
+	               "    p50_us   p99.9_us     max_us   cpu_ms  runq_ms sleep_ms  nvcsw nivcsw"
+	               " max_at_ms\n");
 	for (unsigned r = 1; r <= o.repeat; r++)
 		one_repeat(r);
 	return 0;

@@ -1,14 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# je-stall under stock and patched jemalloc, interleaved, into one folder:
+# je-stall under stock and patched jemalloc (and a previous patched one),
+# interleaved, into one folder:
 # each configuration's rows (je-stall --csv), the machine and the load
 # before and after.  A benchmark: it asserts nothing about times.
 #
-# usage: je-stall.sh -b BUILD -p PATCHED_LIBJEMALLOC [-s STOCK_LIBJEMALLOC]
-#                    [-r ROUNDS] [-o DIR] [-- je-stall options]
+# usage: je-stall.sh -b BUILD -p PATCHED_LIBJEMALLOC [-P PREVIOUS_LIBJEMALLOC]
+#                    [-s STOCK_LIBJEMALLOC] [-r ROUNDS] [-o DIR] [-- je-stall options]
 #   -b  the meson build with integrations/workloads/je-stall (default build)
 #   -p  the patched libjemalloc.so.2 (integrations/jemalloc/build.sh builds it)
+#   -P  a previous patched libjemalloc.so.2, run as the configuration
+#       "previous" between stock and patched (to compare two patch series)
 #   -s  stock libjemalloc.so.2 (default: Debian's libjemalloc2)
 #   -r  rounds, each runs every configuration once (default 3)
 #   -o  output folder (default results/je-stall-DATE; a folder a document
@@ -16,38 +19,45 @@
 # Exit status: 0; 1 when a run fails; 2 for bad options.
 set -eu
 
-build=build patched= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
+build=build patched= previous= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
 out=results/je-stall-$(date +%F)
-while getopts b:p:s:r:o:h opt; do
+while getopts b:p:P:s:r:o:h opt; do
 	case $opt in
 	b) build=$OPTARG ;;
 	p) patched=$OPTARG ;;
+	P) previous=$OPTARG ;;
 	s) stock=$OPTARG ;;
 	r) rounds=$OPTARG ;;
 	o) out=$OPTARG ;;
-	h) sed -n '4,17p' "$0"; exit 0 ;;
+	h) sed -n '4,20p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 bin=$build/integrations/workloads/je-stall
-for f in "$bin" "$patched" "$stock"; do
+for f in "$bin" "$patched" "$stock" ${previous:+"$previous"}; do
 	[ -n "$f" ] && [ -e "$f" ] || { echo "je-stall.sh: missing: '$f' (see -h)" >&2; exit 2; }
 done
+configs="stock${previous:+ previous} patched"
 mkdir -p "$out"
 {
 	echo "nproc: $(nproc)"
 	uname -r
 	grep -m1 "model name" /proc/cpuinfo
 	echo "stock: $stock"
+	[ -z "$previous" ] || echo "previous: $previous"
 	echo "patched: $patched"
 	echo "je-stall options: $*"
 } >"$out/machine.txt"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 for r in $(seq "$rounds"); do
-	for cfg in stock patched; do
-		lib=$stock
-		[ "$cfg" = patched ] && lib=$patched
+	echo "round $r: load $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%T) UTC" >>"$out/machine.txt"
+	for cfg in $configs; do
+		case $cfg in
+		stock) lib=$stock ;;
+		previous) lib=$previous ;;
+		*) lib=$patched ;;
+		esac
 		LD_PRELOAD=$lib "$bin" --csv --repeat 1 "$@" | sed "1!s/^1,/$r,/;1s/^/config,/;1!s/^/$cfg,/" \
 			>"$out/$cfg-$r.csv"
 	done
@@ -55,7 +65,9 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 # one table: every round of every configuration
 head -n 1 "$out/stock-1.csv" >"$out/je-stall.csv"
-for f in "$out"/stock-*.csv "$out"/patched-*.csv; do tail -n +2 "$f"; done >>"$out/je-stall.csv"
-rm -f "$out"/stock-*.csv "$out"/patched-*.csv
+for cfg in $configs; do
+	for f in "$out/$cfg"-*.csv; do tail -n +2 "$f"; done
+done >>"$out/je-stall.csv"
+for cfg in $configs; do rm -f "$out/$cfg"-*.csv; done
 echo "je-stall.sh: $out/je-stall.csv" >&2
 column -s, -t "$out/je-stall.csv" 2>/dev/null || cat "$out/je-stall.csv"

@@ -10,6 +10,10 @@
  *                       reused and purged (2 threads, mallctl purges)
  *   je-reuse fork       a child allocates, frees and purges; the parent's
  *                       queue is what it was before the fork
+ *   je-reuse forkflush  forks while another thread's arena.<i>.purge is
+ *                       flushing (with purge_batch:1, one call a range):
+ *                       neither deadlocks (alarms), the child's allocator
+ *                       works and the flusher's live blocks keep their bytes
  *   je-reuse counters   the counters move and add up; malloc_stats_print
  *                       has them
  *   je-reuse background with background_thread:true the background thread
@@ -32,6 +36,7 @@
 #endif
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -274,6 +279,109 @@ static int cmd_canaries(void)
 	printf("canaries: ok (enqueued %llu bytes, cancelled %llu, purged %llu)\n",
 	       (unsigned long long)lp("enqueued_bytes"), (unsigned long long)lp("cancelled_bytes"),
 	       (unsigned long long)lp("purged_bytes"));
+	return 0;
+}
+
+/* ---- fork while a flush runs ---- */
+#define FF_N 256 /* 256 KiB blocks: every other one freed, 128 ranges */
+static void *ff_blk[FF_N];
+static volatile int ff_stop;
+static volatile int ff_in_flush;       /* the flusher is inside arena.<i>.purge */
+static volatile unsigned long ff_done; /* purges it finished */
+
+static void *ff_flusher(void *arg)
+{
+	(void)arg;
+	for (unsigned long r = 0; !ff_stop; r++) {
+		unsigned char v = (unsigned char)(r | 1);
+		for (int i = 0; i < FF_N; i++)
+			fill(ff_blk[i] = malloc(BIG), BIG, v);
+		for (int i = 0; i < FF_N; i += 2)
+			free(ff_blk[i]);
+		__atomic_store_n(&ff_in_flush, 1, __ATOMIC_SEQ_CST);
+		purge_all();
+		__atomic_store_n(&ff_in_flush, 0, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&ff_done, 1, __ATOMIC_SEQ_CST);
+		for (int i = 1; i < FF_N; i += 2) {
+			if (count_not(ff_blk[i], BIG, v))
+				FAIL("flusher's live block lost its bytes");
+			free(ff_blk[i]);
+		}
+	}
+	return NULL;
+}
+
+/* The child of a fork taken while the flusher may be mid-flush. */
+static void ff_child(void)
+{
+	alarm(30); /* a hang ends as a failure */
+	if (ff_in_flush) {
+		/* forked after the flusher filled and freed: its live half is whole */
+		unsigned char v = ((unsigned char *)ff_blk[1])[0];
+		for (int i = 1; i < FF_N; i += 2)
+			if (count_not(ff_blk[i], BIG, v))
+				_exit(3);
+	}
+	void *q[NBIG];
+	for (int r = 0; r < 3; r++) {
+		for (int i = 0; i < NBIG; i++)
+			fill(q[i] = malloc(BIG), BIG, (unsigned char)(r + 1));
+		for (int i = 0; i < NBIG; i += 2)
+			free(q[i]);
+		purge_all();
+		for (int i = 1; i < NBIG; i += 2) {
+			if (count_not(q[i], BIG, (unsigned char)(r + 1)))
+				_exit(4);
+			free(q[i]);
+		}
+	}
+	unsigned char *z = calloc(1, BIG);
+	if (z == NULL || count_not(z, BIG, 0))
+		_exit(5);
+	free(z);
+	purge_all();
+	if (lp("pending_bytes") != 0)
+		_exit(6);
+	_exit(0);
+}
+
+static int cmd_forkflush(void)
+{
+	pthread_t t;
+	int landed = 0, forks = 0;
+	if (pthread_create(&t, NULL, ff_flusher, NULL))
+		FAIL("pthread_create");
+	while (forks < 400 && landed < 20) {
+		/* fork as soon as the flusher is inside its purge */
+		while (!__atomic_load_n(&ff_in_flush, __ATOMIC_SEQ_CST))
+			sched_yield();
+		unsigned long done = __atomic_load_n(&ff_done, __ATOMIC_SEQ_CST);
+		pid_t pid = fork();
+		if (pid < 0)
+			FAIL("fork");
+		if (pid == 0)
+			ff_child();
+		forks++;
+		if (__atomic_load_n(&ff_in_flush, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&ff_done, __ATOMIC_SEQ_CST) == done)
+			landed++; /* the same purge ran before and after the fork */
+		int st;
+		alarm(60);
+		if (waitpid(pid, &st, 0) != pid)
+			FAIL("waitpid");
+		alarm(0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			FAIL("child %d: %s %d", forks, WIFEXITED(st) ? "exit" : "signal",
+			     WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	}
+	alarm(60);
+	ff_stop = 1;
+	pthread_join(t, NULL);
+	alarm(0);
+	if (landed == 0)
+		FAIL("none of %d forks landed inside the flusher's purge", forks);
+	printf("forkflush: ok (%d forks, %d inside a purge, %lu purges)\n", forks, landed,
+	       (unsigned long)ff_done);
 	return 0;
 }
 
@@ -619,9 +727,9 @@ static int cmd_bound(void)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(
-		    stderr,
-		    "usage: je-reuse zeros|canaries|fork|counters|background|calloc|stats|bound\n");
+		fprintf(stderr, "usage: je-reuse "
+		                "zeros|canaries|fork|forkflush|counters|background|calloc|stats|"
+		                "bound\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -641,6 +749,8 @@ int main(int argc, char **argv)
 		return cmd_canaries();
 	if (!strcmp(argv[1], "fork"))
 		return cmd_fork();
+	if (!strcmp(argv[1], "forkflush"))
+		return cmd_forkflush();
 	if (!strcmp(argv[1], "counters"))
 		return cmd_counters();
 	if (!strcmp(argv[1], "background"))

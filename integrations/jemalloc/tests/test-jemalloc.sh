@@ -52,6 +52,10 @@ for conf in "" dirty_decay_ms:0 background_thread:true \
 done
 run dirty_decay_ms:0 fork
 run dirty_decay_ms:0,background_thread:true fork
+# a fork while another thread's flush has a call in the kernel (one range a
+# call, so that the flush is long): no deadlock, the child's queue works
+run tcache:false,purge_batch:1,purge_max_delay_ms:-1,purge_max_pending:0 forkflush
+run tcache:false,dirty_decay_ms:0,purge_batch:1,background_thread:true forkflush
 run dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:100 background
 run dirty_decay_ms:1000,background_thread:true background
 # off: jemalloc purges as without the patches, and the queue stays empty
