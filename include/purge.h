@@ -136,7 +136,7 @@ extern "C" {
 #endif
 
 #define PURGE_VERSION_MAJOR 2
-#define PURGE_VERSION_MINOR 2
+#define PURGE_VERSION_MINOR 3
 #define PURGE_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH; purge_version() says what runs. */
 #define PURGE_VERSION                                                                              \

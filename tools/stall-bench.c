@@ -124,10 +124,6 @@ static void stall_touch(char *r, size_t n)
 
 /* ---- a lock of the bench's own (purge_set_lock) ------------------------- */
 
-/* purge_set_lock is 2.3's: a build against an older library has none, and
- * the own-lock run is left out (n/a). */
-#pragma weak purge_set_lock
-
 /* The mutex of an unlocked queue shared through purge_set_lock; it times
  * how long thread A (the flusher) holds it at a stretch. */
 struct stall_lock {
@@ -156,6 +152,34 @@ static void stall_lock_give(void *arg)
 	}
 	pthread_mutex_unlock(&l->m);
 }
+
+/* purge_set_lock is 2.3's: built against an older header, or run with an
+ * older library (a weak reference), the own-lock run is left out (n/a). */
+#if PURGE_VERSION >= 20300 || defined(STALL_SET_LOCK)
+#pragma weak purge_set_lock
+static bool stall_can_share(void)
+{
+	return purge_set_lock != NULL;
+}
+
+static int stall_share(purge_queue *q, struct stall_lock *lk)
+{
+	struct purge_lock pl = {stall_lock_take, stall_lock_give, lk};
+
+	return purge_set_lock(q, &pl);
+}
+#else
+static bool stall_can_share(void)
+{
+	return false;
+}
+
+static int stall_share(purge_queue *q, struct stall_lock *lk)
+{
+	(void)q, (void)lk;
+	return -ENOSYS;
+}
+#endif
 
 /* ---- thread B ------------------------------------------------------------ */
 
@@ -275,10 +299,9 @@ static purge_queue *stall_queues(enum stall_mode m, unsigned batch, size_t pages
                                  struct stall_lock *lk, purge_queue **qb)
 {
 	purge_queue *q = stall_queue(pages, batch, m == STALL_LOCKED ? PURGE_LOCKED : 0);
-	struct purge_lock pl = {stall_lock_take, stall_lock_give, lk};
 
 	*qb = m == STALL_APART ? stall_queue(1024, batch, PURGE_LOCKED) : q;
-	if (m == STALL_OWN && purge_set_lock(q, &pl)) {
+	if (m == STALL_OWN && stall_share(q, lk)) {
 		fprintf(stderr, "stall-bench: purge_set_lock failed\n");
 		exit(1);
 	}
@@ -389,7 +412,7 @@ static void stall_once(const struct stall_opts *o, unsigned batch, char *r, uint
 	uint64_t when[2];
 
 	stall_contended(o, batch, r, STALL_LOCKED, ns, &lk);
-	if (purge_set_lock)
+	if (stall_can_share())
 		stall_contended(o, batch, r, STALL_OWN, ns, &own);
 	stall_contended(o, batch, r, STALL_APART, ns, &apart);
 	purge_queue *q = stall_queue(o->pages, batch, 0);
