@@ -5,55 +5,34 @@
 # libjemalloc.so.2 that preloads in front of any jemalloc program.
 #
 #   1. libpurge: a static, position-independent build (meson), or the
-#      build directory given with -l;
+#      build directory given with -l/--libpurge;
 #   2. jemalloc's source: Debian's source package (apt-get source in a
 #      private directory, integrations/common/debian-source.sh), or the tree
-#      or tarball given with -s (5.3.1, jemalloc's dev branch...);
+#      or tarball given with -s/--source (5.3.1, jemalloc's dev branch...);
 #   3. the patch series patches/<version>/series (patch -p1; 5.3.0's for a
 #      version that has none), autoconf, configure --with-libpurge, make.
 #
-# usage: build.sh [-s SOURCE] [-l LIBPURGE_BUILD] [-o OUTDIR] [-j JOBS]
-#                 [--stock] [-- CONFIGURE_ARGS...]
-#   -s SOURCE   a jemalloc source tree or tarball (default: Debian's)
-#   -l DIR      a libpurge build directory holding libpurge.a (static,
-#               -fPIC); default: build it here, in OUTDIR/libpurge
-#   -o OUTDIR   where everything goes (default: build/integrations/jemalloc
-#               under the repository)
-#   -j JOBS     make -j (default 2); -jJOBS too
-#   --stock     build the same source unpatched, in OUTDIR/stock (for
-#               comparing make check and measurements)
-#   CONFIGURE_ARGS replace the default configure options (Debian's on
-#               amd64: --with-lg-page=12 --with-lg-hugepage=21 --enable-prof)
+# usage: build.sh --help (the options are integrations/common/build-args.sh,
+# the same for every allocator).  The words after -- replace the default
+# configure options (Debian's on amd64: --with-lg-page=12
+# --with-lg-hugepage=21 --enable-prof).
 #
-# Prints the path of the library it built (OUTDIR/lib/libjemalloc.so.2, or
-# OUTDIR/stock/lib/libjemalloc.so.2 with --stock); the built source tree is
-# OUTDIR/jemalloc (OUTDIR/stock/jemalloc), where `make check` runs.
-# Exit status: 0 built; 77 no source could be had (no archive reachable and
-# no -s); 1 anything else.
+# The built library is OUTDIR/lib/libjemalloc.so.2 (OUTDIR/stock/lib/ with
+# --stock); the built source tree is OUTDIR/jemalloc (OUTDIR/stock/jemalloc),
+# where `make check` runs (tests/make-check.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-usage() { sed -n '/^# usage:/,/^# Exit status/p' "$0" | sed 's/^# \{0,1\}//'; }
-src="" lpdir="" out="$repo/build/integrations/jemalloc" jobs=2 stock=0
-while [ $# -gt 0 ]; do
-	case $1 in
-	-s) src=$2; shift 2 ;;
-	-l) lpdir=$2; shift 2 ;;
-	-o) out=$2; shift 2 ;;
-	-j) jobs=$2; shift 2 ;;
-	-j*) jobs=${1#-j}; shift ;;
-	--stock) stock=1; shift ;;
-	-h | --help) usage; exit 0 ;;
-	--) shift; break ;;
-	*) echo "build.sh: unknown argument $1" >&2; usage >&2; exit 1 ;;
-	esac
-done
-case $jobs in
-'' | *[!0-9]* | 0) echo "build.sh: -j wants a number of jobs, not '$jobs'" >&2; exit 1 ;;
-esac
-confargs=("$@")
-if [ ${#confargs[@]} -eq 0 ]; then
+allocator=jemalloc
+own_usage="  -- CONFIGURE_ARGS    replace jemalloc's default configure options"
+rest_usage="CONFIGURE_ARGS..."
+own_option() { own_shift=0; }
+# shellcheck source=integrations/common/build-args.sh
+. "$repo/integrations/common/build-args.sh"
+build_args "$@"
+confargs=("${rest[@]}")
+if [ ${#rest[@]} -eq 0 ]; then
 	case $(uname -m) in
 	x86_64 | i?86) confargs=(--with-lg-page=12) ;;
 	*) confargs=(--with-lg-page=16) ;;
@@ -61,23 +40,22 @@ if [ ${#confargs[@]} -eq 0 ]; then
 	confargs+=(--with-lg-hugepage=21)
 	case $(uname -m) in x86_64 | i?86) confargs+=(--enable-prof) ;; esac
 fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 log() { printf 'build.sh: %s\n' "$*" >&2; }
-for t in make cc patch tar; do
-	command -v $t >/dev/null || { log "needs $t"; exit 1; }
-done
+needs make cc patch tar
 
 # ---- 1. jemalloc's source ----------------------------------------------------
+# Debian's, downloaded once: a tarball an earlier run got is used again
+if [ -z "$src" ]; then
+	src=$(ls "$out"/debian-source/jemalloc_*.orig.tar.* 2>/dev/null | head -1 || true)
+fi
 if [ -z "$src" ]; then
 	rc=0
 	src=$("$repo/integrations/common/debian-source.sh" jemalloc "$out/debian-source") || rc=$?
 	if [ $rc -ne 0 ]; then
-		log "no jemalloc source: Debian's archive unreachable and no -s given"
+		log "no jemalloc source: Debian's archive unreachable and no --source given"
 		exit "$rc"
 	fi
 fi
-[ -e "$src" ] || { log "no such source: $src"; exit 1; }
 src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
 
 if [ $stock -eq 1 ]; then
@@ -118,14 +96,14 @@ if [ $stock -eq 0 ]; then
 
 	if [ -z "$lpdir" ]; then
 		lpdir=$out/libpurge
+		needs meson ninja
 		if [ ! -f "$lpdir/build.ninja" ]; then
-			command -v meson >/dev/null || { log "needs meson (or -l)"; exit 1; }
 			meson setup "$lpdir" "$repo" -Ddefault_library=static -Db_staticpic=true \
 				-Dbuildtype=release -Dtests=false -Dtools=false -Dexamples=false \
 				-Dintegrations=false -Dman=false -Dinstall=false >"$out/libpurge-setup.log" ||
 				{ log "meson setup failed: $out/libpurge-setup.log"; exit 1; }
 		fi
-		ninja -C "$lpdir" libpurge.a >/dev/null
+		ninja -C "$lpdir" -j "$jobs" libpurge.a >/dev/null
 	fi
 	[ -f "$lpdir/libpurge.a" ] || { log "no libpurge.a in $lpdir"; exit 1; }
 	# configure --with-libpurge wants a prefix: include/purge.h and
@@ -138,7 +116,7 @@ if [ $stock -eq 0 ]; then
 	# shellcheck disable=SC2086 # one member a word
 	(cd "$lpdir" && ar rcs "$stage/lib/libpurge.a" $members)
 	conf+=(--with-libpurge="$stage")
-	command -v autoconf >/dev/null || { log "needs autoconf (the patches change configure.ac)"; exit 1; }
+	needs autoconf # the patches change configure.ac
 	(cd "$tree" && autoconf)
 fi
 
@@ -155,4 +133,4 @@ log "make -j$jobs"
 mkdir -p "$dest/lib"
 cp "$tree/lib/libjemalloc.so.2" "$dest/lib/.libjemalloc.so.2.new"
 mv -f "$dest/lib/.libjemalloc.so.2.new" "$dest/lib/libjemalloc.so.2"
-echo "$dest/lib/libjemalloc.so.2"
+build_done "$dest/lib/libjemalloc.so.2"

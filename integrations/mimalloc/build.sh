@@ -4,46 +4,42 @@
 # resets through libpurge, as a libmimalloc.so that preloads in front of any
 # program, as mimalloc's own does.  See README.md beside this script.
 #
-# usage: build.sh [--source TREE|TARBALL] [--libpurge BUILDDIR] [--stock]
-#                 [--asan] [--debug] [--no-tests] OUTDIR
-#   --source    a mimalloc 2.0.9 source tree or its .orig tarball (default:
-#               Debian's, through integrations/common/debian-source.sh,
-#               downloaded once into OUTDIR/src)
-#   --libpurge  a meson build directory of this libpurge with a static,
-#               position-independent libpurge.a (default: one is built in
-#               OUTDIR/libpurge-static)
-#   --stock     the same source without the patches and without libpurge
+# usage: build.sh --help (the options are integrations/common/build-args.sh,
+# the same for every allocator), plus mimalloc's own:
 #   --asan      mimalloc's MI_ASAN=ON (-fsanitize=address; a Debug build)
 #   --debug     a Debug build with MI_DEBUG_FULL=ON (full invariant checks)
 #   --no-tests  leave out mimalloc's test programs (MI_BUILD_TESTS=OFF)
+#   -- CMAKE_ARGS  added to cmake's options
 # The build goes to OUTDIR/VARIANT (patched or stock, with -asan or -debug
-# appended); the last line printed is the path of its libmimalloc*.so.
-# Exit 77 when the source or cmake is not available (callers skip), 1 on
-# errors.
+# appended); the library is OUTDIR/VARIANT/build/libmimalloc*.so.2.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 version=2.0.9
-source= libpurge= stock=0 asan=0 debug=0 tests=ON
-usage() { sed -n '7,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-1}"; }
-while [ $# -gt 0 ]; do
+asan=0 debug=0 tests=ON
+
+allocator=mimalloc
+own_usage="mimalloc's own:
+      --asan            MI_ASAN=ON (-fsanitize=address; a Debug build)
+      --debug           a Debug build with MI_DEBUG_FULL=ON (every invariant checked)
+      --no-tests        leave out mimalloc's test programs (MI_BUILD_TESTS=OFF)
+  -- CMAKE_ARGS         added to cmake's options"
+rest_usage="CMAKE_ARGS..."
+own_option() {
+	own_shift=1
 	case $1 in
-	--source) source=$2; shift 2 ;;
-	--libpurge) libpurge=$2; shift 2 ;;
-	--stock) stock=1; shift ;;
-	--asan) asan=1; shift ;;
-	--debug) debug=1; shift ;;
-	--no-tests) tests=OFF; shift ;;
-	-h | --help) usage 0 ;;
-	-*) echo "build.sh: unknown option $1" >&2; usage ;;
-	*) break ;;
+	--asan) asan=1 ;;
+	--debug) debug=1 ;;
+	--no-tests) tests=OFF ;;
+	*) own_shift=0 ;;
 	esac
-done
-[ $# -eq 1 ] || usage
-out=$(mkdir -p "$1" && cd "$1" && pwd)
-command -v cmake >/dev/null || { echo "build.sh: no cmake" >&2; exit 77; }
-jobs=${JOBS:-2}
+}
+# shellcheck source=integrations/common/build-args.sh
+. "$repo/integrations/common/build-args.sh"
+build_args "$@"
+source=$src libpurge=$lpdir
+needs cmake patch tar
 
 variant=$([ $stock = 1 ] && echo stock || echo patched)
 [ $asan = 1 ] && variant+=-asan
@@ -56,7 +52,7 @@ if [ -z "$source" ]; then
 		if [ -z "$source" ]; then
 			rc=0
 			source=$("$repo/integrations/common/debian-source.sh" mimalloc "$out/src") || rc=$?
-			[ $rc = 0 ] || exit $rc
+			[ $rc = 0 ] || { echo "build.sh: no mimalloc source: Debian's archive unreachable and no --source given" >&2; exit $rc; }
 		fi
 	fi
 fi
@@ -71,8 +67,8 @@ if [ -n "$source" ]; then
 		rmdir "$out/unpack"
 		src=$out/mimalloc-$version
 	else
-		echo "build.sh: no such source: $source" >&2
-		exit 77
+		echo "build.sh: $source: neither a tree nor a tarball" >&2
+		exit 2
 	fi
 else
 	src=$out/mimalloc-$version
@@ -95,7 +91,7 @@ if [ $stock = 0 ]; then
 	# ---- libpurge: static and position-independent, linked into the .so
 	if [ -z "$libpurge" ]; then
 		libpurge=$out/libpurge-static
-		command -v meson >/dev/null || { echo "build.sh: no meson to build libpurge" >&2; exit 77; }
+		needs meson ninja
 		[ -f "$libpurge/build.ninja" ] ||
 			meson setup "$libpurge" "$repo" -Ddefault_library=static -Db_staticpic=true \
 				-Dbuildtype=release -Dtests=false -Dtools=false -Dexamples=false \
@@ -117,10 +113,10 @@ fi
 
 bdir=$out/$variant/build
 rm -rf "$bdir"
-cmake -S "$tree" -B "$bdir" "${cmake_args[@]}" >"$out/$variant/cmake.log" 2>&1 ||
+cmake -S "$tree" -B "$bdir" "${cmake_args[@]}" ${rest[@]+"${rest[@]}"} >"$out/$variant/cmake.log" 2>&1 ||
 	{ tail -20 "$out/$variant/cmake.log" >&2; exit 1; }
 cmake --build "$bdir" -j "$jobs" >"$out/$variant/build.log" 2>&1 ||
 	{ grep -B2 -A8 -m3 'error' "$out/$variant/build.log" >&2 || tail -30 "$out/$variant/build.log" >&2; exit 1; }
 lib=$(ls "$bdir"/libmimalloc*.so.2 | head -1)
 [ -n "$lib" ] || { echo "build.sh: no libmimalloc*.so.2 in $bdir" >&2; exit 1; }
-echo "$lib"
+build_done "$lib"

@@ -11,7 +11,8 @@
 #             chosen subset of unit tests (QUICK_UNIT below) and all the
 #             integration tests under each variant
 #   --stock   the unpatched tree (build.sh --stock) instead of the patched one
-#   --tree    a built jemalloc tree (default build/integrations/jemalloc/jemalloc)
+#   --tree    a built jemalloc tree (default: build.sh's, with its default
+#             OUTDIR: integrations-build/jemalloc/jemalloc)
 #   CONF...   the variants (default: VARIANTS below); "defaults" is the
 #             literal `make check` plus `make stress`
 # Exit status: 0 no test failed; 77 no built tree (the reason is printed);
@@ -30,10 +31,10 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-tree=${tree:-$repo/build/integrations/jemalloc/${sub}jemalloc}
+tree=${tree:-$repo/integrations-build/jemalloc/${sub}jemalloc}
 if [ ! -f "$tree/Makefile" ]; then
 	echo "SKIP: no configured jemalloc tree at $tree: run integrations/jemalloc/build.sh" \
-		"(it needs Debian's jemalloc source, or -s TREE|TARBALL)"
+		"(it needs Debian's jemalloc source, or --source TREE|TARBALL)"
 	exit 77
 fi
 

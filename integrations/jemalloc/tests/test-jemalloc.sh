@@ -4,16 +4,17 @@
 # patched libjemalloc.so.2 preloaded, under several MALLOC_CONF settings:
 # the knobs at their extremes, dirty_decay_ms:0, background_thread:true, and
 # libpurge:false.  LIB defaults to $JEMALLOC_PATCHED, else build.sh's output
-# (build/integrations/jemalloc/lib/libjemalloc.so.2 under the repository).
+# with its default OUTDIR (integrations-build/jemalloc/lib/libjemalloc.so.2
+# under the repository, which `rm -rf build` keeps).
 # Exit 0 pass, 77 skip (no patched build: the reason is printed), 1 fail.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 reuse=$1
-lib=${2:-${JEMALLOC_PATCHED:-$repo/build/integrations/jemalloc/lib/libjemalloc.so.2}}
+lib=${2:-${JEMALLOC_PATCHED:-$repo/integrations-build/jemalloc/lib/libjemalloc.so.2}}
 if [ ! -f "$lib" ]; then
 	echo "SKIP: no patched jemalloc at $lib: run integrations/jemalloc/build.sh" \
-		"(it needs Debian's jemalloc source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
+		"(it needs Debian's jemalloc source, or --source TREE|TARBALL), or set JEMALLOC_PATCHED"
 	exit 77
 fi
 fails=0 runs=0

@@ -51,7 +51,7 @@ build() {
 	fi
 	local src=() rc=0 out
 	[ -n "${MIMALLOC_SOURCE:-}" ] && src=(--source "$MIMALLOC_SOURCE")
-	out=$("$build_sh" "${src[@]}" "$@" "$work" 2>"$work/build-$v.err") || rc=$?
+	out=$("$build_sh" "${src[@]}" "$@" --out "$work" 2>"$work/build-$v.err") || rc=$?
 	if [ $rc = 77 ]; then
 		echo "SKIP: mimalloc 2.0.9 could not be built here: $(tail -1 "$work/build-$v.err")"
 		exit 77

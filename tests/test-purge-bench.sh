@@ -9,7 +9,7 @@ set -eu
 bench=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "test-smoke: $*" >&2; exit 1; }
+fail() { echo "test-purge-bench: $*" >&2; exit 1; }
 quick() { "$bench" --size 1M --repeat 1 --batch 1,4 "$@"; }
 
 # exit status 2 and nothing on stdout: refused up front, not after the run
@@ -64,4 +64,4 @@ if command -v python3 >/dev/null; then
 	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$dir/frames.json" ||
 		fail "the JSON with memory columns does not parse"
 fi
-echo "test-smoke: ok"
+echo "test-purge-bench: ok"
