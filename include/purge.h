@@ -77,11 +77,18 @@
  *
  * Threads and waits (2.3).  A shared queue (PURGE_LOCKED, or under a
  * lock of the caller's through purge_set_lock) never holds its lock
- * across a system call.  A flush takes its round out under the lock (the
- * ranges it settles, sorted, copied to a flight array of the queue's: O(n)
- * for n ranges, the only long hold), then, call by call: under the lock it
- * plans one call (at most `batch` ranges and max_call_bytes), lets go of
- * the lock for the kernel, and books the call under the lock again.
+ * across a system call, nor for longer than a few calls' worth of work.
+ * A flush takes its ranges out in rounds, oldest first, at most 4 * batch
+ * ranges a round (each round sorted and copied to a flight array of the
+ * queue's under the lock: O(batch log n) a hold), then, call by call:
+ * under the lock it plans one call (at most `batch` ranges and
+ * max_call_bytes), lets go of the lock for the kernel, and books the call
+ * under the lock again.  Ranges in different rounds are not merged.  Its
+ * "everything" is what was pending when it began (and the parts a cancel
+ * splits off meanwhile): ranges other threads enqueue during it may wait
+ * for the next flush.  The one long hold left is a queue's first cancel
+ * that reaches pending memory after plain enqueues: it indexes the store,
+ * O(n) once (see purge_cancel).
  * Meanwhile, on other threads:
  *   purge_enqueue, purge_get_stats, purge_get_batch, purge_set_batch and
  *     purge_oldest_ns wait for the lock only (the flusher holds it to plan
@@ -105,7 +112,8 @@
  *     the rest of that round in the child.
  * Only the flushing thread's own calls from on_failure answer -EBUSY.
  * With PURGE_HUGE a round's frame plan and its PAGEMAP_SCANs still run
- * under the lock.
+ * under the lock, and a round may take the whole store (it plans whole
+ * frames).
  *
  * Results that must be checked.  purge_enqueue() and purge_cancel() are
  * declared PURGE_MUST_CHECK (warn_unused_result where the compiler has it;
@@ -128,7 +136,7 @@ extern "C" {
 #endif
 
 #define PURGE_VERSION_MAJOR 2
-#define PURGE_VERSION_MINOR 2
+#define PURGE_VERSION_MINOR 3
 #define PURGE_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH; purge_version() says what runs. */
 #define PURGE_VERSION                                                                              \
@@ -414,8 +422,10 @@ int purge_cancel(purge_queue *q, void *addr, size_t len) PURGE_MUST_CHECK;
  * reports it made (>= 0), or -EINVAL (NULL), -EBUSY (called from
  * on_failure).  O(n) plus the system calls (with PURGE_HUGE, plus the
  * PAGEMAP_SCANs that count frames_split: see "Huge pages").  A shared
- * queue's flush lets go of its lock for every system call: see "Threads
- * and waits" for what other threads may do meanwhile. */
+ * queue's flush lets go of its lock for every system call and settles in
+ * rounds of at most 4 * batch ranges (not merged across rounds), what was
+ * pending when it began: see "Threads and waits" for what other threads
+ * may do meanwhile. */
 int purge_flush(purge_queue *q);
 
 /* Settle, oldest first, every range enqueued at least age_ns ago (0 = all:

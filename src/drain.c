@@ -32,6 +32,9 @@ struct drain_plan {
 	uint64_t now;       /* coarse, for the age threshold */
 	uint32_t room;      /* rounds go on while fewer pieces are free */
 	bool holds;         /* PURGE_HUGE: parts of huge frames wait (frames.c) */
+	bool counted;       /* a shared queue's "everything": the pieces below */
+	uint64_t budget;    /* counted: pieces pending at the start, plus splits since */
+	uint64_t splits;    /* counted: the store's splits at the start */
 };
 
 /* Held pieces stamped no later than this are past their hold
@@ -58,6 +61,13 @@ static bool drain_candidates(const purge_queue *q, const struct drain_plan *p)
 	return old && oldest && oldest <= old;
 }
 
+/* A counted plan: pieces it may still take (modulo 2^64, never below 0:
+ * a round takes no more). */
+static uint64_t drain_left(const purge_queue *q, const struct drain_plan *p)
+{
+	return p->budget + (purge__store_splits(&q->s) - p->splits);
+}
+
 /* Another round of the same flush? */
 static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 {
@@ -71,6 +81,8 @@ static bool drain_more(const purge_queue *q, const struct drain_plan *p)
 	case TAKE_OVL:
 		return purge__store_overlapping(&q->s) > 0;
 	case TAKE_OLDEST:
+		if (p->counted)
+			return drain_left(q, p) > 0;
 		if (p->over)
 			return purge__drain_over(q, p->now) & p->over;
 		if (p->room)
@@ -110,6 +122,15 @@ static bool drain_take_frames(purge_queue *q, const struct drain_plan *p, uint64
 	return t->n || purge__store_fresh(&q->s) != fresh;
 }
 
+/* How many pieces a round of the oldest may take. */
+static size_t drain_per_round(const purge_queue *q, const struct drain_plan *p)
+{
+	if (!p->counted)
+		return p->per_round;
+	uint64_t left = drain_left(q, p);
+	return left < p->per_round ? (size_t)left : p->per_round;
+}
+
 /* One round's take; false when it made no progress. */
 static bool drain_take(purge_queue *q, const struct drain_plan *p, struct purge__take *t)
 {
@@ -122,7 +143,7 @@ static bool drain_take(purge_queue *q, const struct drain_plan *p, struct purge_
 	else if (p->take == TAKE_OVL)
 		purge__store_take_ovl(&q->s, t);
 	else
-		purge__store_take_oldest(&q->s, p->per_round, p->max_stamp, over,
+		purge__store_take_oldest(&q->s, drain_per_round(q, p), p->max_stamp, over,
 		                         !(q->set.flags & PURGE_NO_COALESCE), t);
 	return t->n != 0;
 }
@@ -180,18 +201,53 @@ static bool drain_defer(purge_queue *q, const struct drain_plan *p)
 	return p->room && purge__store_room(&q->s) >= p->room;
 }
 
+/* A shared queue's plan in short rounds: a round is taken out, sorted
+ * and loaded under the lock, so that a round of the whole store would
+ * hold the lock O(n) (20 ms for 131,072 pieces here) however short the
+ * calls are.  Rounds of the oldest, DRAIN_SHARED_ROUND calls' worth at
+ * most, keep each hold near one call's.  "Everything" becomes as many
+ * pieces as were pending at the start, plus those a cancel splits off
+ * meanwhile (a split part follows its piece in age order), so that other
+ * threads' enqueues cannot keep the flush going; a piece cancelled
+ * meanwhile lets it take as many of the newest.  Neighbours in different
+ * rounds are not joined.  A frame plan keeps its rounds (it sees whole
+ * frames). */
+#define DRAIN_SHARED_ROUND 4
+static struct drain_plan drain_shared(const purge_queue *q, const struct drain_plan *p)
+{
+	struct drain_plan sp = *p;
+	size_t most = (size_t)q->set.batch * DRAIN_SHARED_ROUND;
+
+	if (p->holds || !purge__flight_shared(q))
+		return sp;
+	if (sp.take == TAKE_ALL) {
+		sp = (struct drain_plan){.automatic = p->automatic,
+		                         .take = TAKE_OLDEST,
+		                         .per_round = most,
+		                         .max_stamp = UINT64_MAX,
+		                         .counted = true,
+		                         .budget = purge__store_live(&q->s),
+		                         .splits = purge__store_splits(&q->s)};
+	}
+	if (sp.take == TAKE_OLDEST && sp.per_round > most)
+		sp.per_round = most;
+	return sp;
+}
+
 /* The bracket every flush goes through. */
-static int drain_settle(purge_queue *q, const struct drain_plan *p)
+static int drain_settle(purge_queue *q, const struct drain_plan *plan)
 {
 	uint64_t reports = 0;
 	struct purge__take t;
 
-	if (drain_defer(q, p) || purge__store_live(&q->s) == 0)
+	if (drain_defer(q, plan) || purge__store_live(&q->s) == 0)
 		return 0;
+	struct drain_plan sp = drain_shared(q, plan), *p = &sp;
 	uint64_t t0 = purge__books_flush_begin(q, p->automatic);
 	purge__flight_begin(q, t0);
 	for (bool progress = true; progress;) {
 		progress = drain_take(q, p, &t);
+		sp.budget -= sp.counted ? t.n : 0;
 		reports += t.n ? drain_round(q, &t) : 0;
 		progress = progress && drain_more(q, p);
 	}

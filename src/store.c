@@ -373,6 +373,7 @@ static void store_split(struct purge__store *s, uint32_t id, uintptr_t a, uintpt
 {
 	uint32_t rid = store_alloc(s);
 
+	s->splits++;
 	s->link[rid].info = s->link[id].info & STORE_HELD; /* a part of a held piece is held */
 	store_set(s, rid, b, store_end(s, id));
 	s->nheld += store_held(s, rid);

@@ -62,6 +62,7 @@ struct purge__store {
 	uint32_t nheld;               /* pieces a frame plan holds, and their bytes */
 	uint64_t held_bytes;
 	uint32_t novl;
+	uint64_t splits; /* pieces a cancel has split in two, ever */
 	bool linked;
 	bool aged;        /* stamps are written */
 	uint64_t epoch;   /* coarse ns when the store last became non-empty */
@@ -76,6 +77,12 @@ void purge__store_init(struct purge__store *s, uint32_t npieces, struct iovec *r
 static inline uint32_t purge__store_live(const struct purge__store *s)
 {
 	return s->live;
+}
+
+/* How many pieces cancels have split in two since the store was made. */
+static inline uint64_t purge__store_splits(const struct purge__store *s)
+{
+	return s->splits;
 }
 
 static inline uint32_t purge__store_room(const struct purge__store *s)

@@ -343,6 +343,114 @@ Test(flight, a_fork_while_a_call_is_in_the_kernel_gives_a_settled_child)
 	assert_identity(q);
 }
 
+/* ---- short rounds -------------------------------------------------------- */
+
+/* A shared queue's flush takes its ranges out a few calls' worth at a time
+ * (4 * batch), so that no hold of the lock is O(n): while its first call
+ * is in the kernel, the rest are still in the store. */
+static uint32_t live_in_first_call;
+
+static void first_call_counts(void *arg)
+{
+	purge_queue *q = arg;
+
+	if (atomic_fetch_add(&calls_seen, 1) != 0)
+		return;
+	pthread_mutex_lock(&q->lock);
+	live_in_first_call = purge__store_live(&q->s);
+	pthread_mutex_unlock(&q->lock);
+}
+
+Test(flight, a_shared_flush_takes_a_few_calls_worth_at_a_time)
+{
+	purge_queue *q = shared_queue(2);
+	struct purge_stats st;
+
+	enqueue_scattered(q, 40);
+	atomic_store(&calls_seen, 0);
+	fk.in_call = first_call_counts;
+	fk.in_call_arg = q;
+	cr_assert_eq(purge_flush(q), 0);
+	fk.in_call = NULL;
+	cr_assert_eq(live_in_first_call, 40 - 4 * 2, "the first round took %u of 40",
+	             40 - live_in_first_call);
+	for (size_t i = 0; i < 40; i++)
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1, "page %zu", 2 * i);
+	purge_get_stats(q, &st);
+	cr_assert_eq(st.pending_ranges, 0);
+	cr_assert_eq(st.pmadv_calls, 20);
+	assert_identity(q);
+}
+
+/* Another thread enqueues one page during each of A's first 20 calls: A's
+ * flush settles what was pending when it began and ends; what came later
+ * waits for the next flush (rounds are taken after B's enqueues, so a
+ * flush that took "all there is" would run on as long as B enqueued). */
+static purge_queue *late_q;
+
+static void *enqueue_late(void *arg)
+{
+	size_t k = (size_t)(uintptr_t)arg;
+
+	cr_assert_eq(purge_enqueue(late_q, (void *)pg(101 + 2 * k), PAGE), 0);
+	return NULL;
+}
+
+static void each_call_enqueues(void *arg)
+{
+	pthread_t t;
+	int k = atomic_fetch_add(&calls_seen, 1);
+
+	(void)arg;
+	if (k >= 20)
+		return;
+	cr_assert_eq(pthread_create(&t, NULL, enqueue_late, (void *)(uintptr_t)k), 0);
+	pthread_join(t, NULL);
+}
+
+Test(flight, a_shared_flush_ends_though_others_enqueue_meanwhile)
+{
+	purge_queue *q = shared_queue(2);
+	struct purge_stats st;
+
+	late_q = q;
+	enqueue_scattered(q, 41); /* the last round is one range short */
+	atomic_store(&calls_seen, 0);
+	fk.in_call = each_call_enqueues;
+	cr_assert_eq(purge_flush(q), 0);
+	fk.in_call = NULL;
+	purge_get_stats(q, &st);
+	cr_assert_eq(st.pending_ranges, 20, "the flush took %u pages enqueued after it began",
+	             20 - (unsigned)st.pending_ranges);
+	for (size_t k = 0; k < 20; k++)
+		cr_assert_eq(fake_purged(&fk, pg(101 + 2 * k)), 0, "late page %zu purged", k);
+	for (size_t i = 0; i < 41; i++)
+		cr_assert_eq(fake_purged(&fk, pg(2 * i)), 1, "page %zu", 2 * i);
+	assert_identity(q);
+}
+
+/* A cancel that splits a range the flush has not taken yet: both parts
+ * were pending when the flush began, and it settles both. */
+Test(flight, a_shared_flush_settles_both_parts_of_a_range_split_meanwhile)
+{
+	purge_queue *q = shared_queue(1);
+	struct purge_stats st;
+
+	for (size_t i = 0; i < 12; i++)
+		cr_assert_eq(purge_enqueue(q, (void *)pg(4 * i), 3 * PAGE), 0);
+	run_other(q, OP_CANCEL, pg(41), PAGE, b_done); /* the middle of the 11th */
+	cr_assert_eq(purge_flush(q), 0);
+	join_other();
+	cr_assert(seen);
+	cr_assert_eq(b.ret, 1);
+	cr_assert_eq(fake_purged(&fk, pg(41)), 0, "the cancelled page was purged");
+	cr_assert(fake_range_purged(&fk, pg(40), PAGE, 1), "the left part was left");
+	cr_assert(fake_range_purged(&fk, pg(42), PAGE, 1), "the right part was left");
+	purge_get_stats(q, &st);
+	cr_assert_eq(st.pending_ranges, 0);
+	assert_identity(q);
+}
+
 /* ---- a caller's lock ----------------------------------------------------- */
 
 static pthread_mutex_t mine = PTHREAD_MUTEX_INITIALIZER;
