@@ -5,10 +5,11 @@
 # source package, run jemalloc's `make check` once with its defaults and a
 # chosen subset of it under the MALLOC_CONF variants (tests/make-check.sh
 # --quick), then the tests of the reuse path (je-reuse, from the meson build
-# BUILD).  The patched jemalloc goes where build.sh puts it by default
-# (integrations-build/jemalloc), where the tests look for it.  No source
-# (Debian's archive unreachable) or a tool missing: the stage says so, with
-# build.sh's reason above it, and skips.
+# BUILD), and of lifetime, fork, CPython and huge pages (the tests the
+# retired preload shim had).  The patched jemalloc goes where build.sh puts
+# it by default (integrations-build/jemalloc), where the tests look for it.
+# No source (Debian's archive unreachable) or a tool missing: the stage
+# says so, with build.sh's reason above it, and skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -25,4 +26,21 @@ ninja -C "$build" integrations/jemalloc/je-reuse >/dev/null
 integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
 integrations/jemalloc/tests/test-jemalloc.sh "$build/integrations/jemalloc/je-reuse" "$lib"
+echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"
+# what the retired preload shim proved, of the patched jemalloc: lifetime,
+# fork, CPython's test_threading, huge pages (77: skipped, reason printed)
+w=$build/integrations/workloads
+ninja -C "$build" integrations/workloads/lifetime integrations/workloads/fork-storm \
+	integrations/workloads/ebizzy-lite >/dev/null
+for t in "test-lifetime.sh $w/lifetime" "test-fork.sh $w/fork-storm" "test-cpython.sh" \
+	"test-thp-rss.sh $w/ebizzy-lite"; do
+	rc=0
+	# shellcheck disable=SC2086 # a script and its argument
+	JEMALLOC_PATCHED=$lib integrations/jemalloc/tests/$t || rc=$?
+	case $rc in
+	0) ;;
+	77) echo "check-jemalloc: ${t%% *} skipped (reason above)" ;;
+	*) exit "$rc" ;;
+	esac
+done
 echo "check-jemalloc: done in $((SECONDS - t0))s"

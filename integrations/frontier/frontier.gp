@@ -31,7 +31,7 @@ set grid back lc rgb "#e4e4e4"
 set key below horizontal
 set label 1 "better: up and to the left" at graph 0.01, graph 0.97 left font ",9" tc rgb "#707070"
 
-array name[8] = ["jemalloc stock", "jemalloc + libpurge (patched)", "jemalloc, other (preload shim)", \
+array name[8] = ["jemalloc stock", "jemalloc + libpurge (patched)", "jemalloc, other", \
 	"mimalloc stock", "mimalloc + libpurge (patched)", "mimalloc, other", "reference", \
 	"stock, dominated by no patched point"]
 array colour[8] = ["#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#7f7f7f", "#000000"]

@@ -35,7 +35,7 @@ repo=$(cd "$here/../.." && pwd)
 #            with; "-": a reference, run on every workload, compared with none
 #   KIND     stock (a point to be dominated), patched (libpurge inside the
 #            allocator: the points that should dominate), other (shown only)
-#   PRELOAD  library keys joined by ':' (je -j, je531 -J, shim -s, jep -P,
+#   PRELOAD  library keys joined by ':' (je -j, je531 -J, jep -P,
 #            mi -m, mip -M), or "-" for none (the system's malloc)
 je_configs() {
 	local d
@@ -44,7 +44,6 @@ je_configs() {
 		echo "je-d$d-bg je stock je MALLOC_CONF=dirty_decay_ms:$d,background_thread:true"
 	done
 	echo "je531-b128 je stock je531 MALLOC_CONF=dirty_decay_ms:0,process_madvise_max_batch:128"
-	echo "shim je other shim:je"
 }
 mi_configs() {
 	local d
@@ -103,7 +102,7 @@ cpu_slack=1.05 # a dominating point may use this much more CPU
 
 usage() {
 	cat <<EOF
-usage: $0 [-b BUILD] [-j LIB] [-J LIB] [-s LIB] [-P LIB] [-m LIB] [-M LIB]
+usage: $0 [-b BUILD] [-j LIB] [-J LIB] [-P LIB] [-m LIB] [-M LIB]
        [-p 'NAME VAR=VALUE...']... [-q 'NAME VAR=VALUE...']...
        [-a 'NAME FAMILY KIND PRELOAD VAR=VALUE...']... [-c 'PATTERN...']
        [-e EBIZZY] [-y PYTHON] [-w 'PATTERN...'] [-x 'NAME FAMILIES UNIT CMD...']...
@@ -113,11 +112,10 @@ Every allocator configuration on a throughput-against-RSS plane, per
 workload, interleaved runs; a table, CSV, one PNG per workload, and for
 each stock point the patched point that dominates it.
 Libraries (rows whose library is missing are left out, with a note):
-  -b BUILD   libpurge's build directory: ebizzy-lite, churn and the shim
+  -b BUILD   libpurge's build directory: ebizzy-lite and churn
              (default: $repo/build)
   -j LIB     stock libjemalloc.so.2 (default: ldconfig's)
   -J LIB     jemalloc 5.3.1, for je531-b128 (default: none)
-  -s LIB     the preload shim (default: BUILD/integrations/jemalloc-preload/libpurge_jemalloc.so)
   -P LIB     the patched libjemalloc.so.2 (default: none)
   -m LIB     stock libmimalloc.so.2 (default: ldconfig's)
   -M LIB     the patched libmimalloc.so (default: none)
@@ -159,7 +157,6 @@ EOF
 build=$repo/build
 je=""
 je531=""
-shim=""
 jep=""
 mi=""
 mip=""
@@ -186,12 +183,11 @@ report_only=""
 
 parse_options() {
 	local opt
-	while getopts "b:j:J:s:P:m:M:p:q:a:c:e:y:w:x:t:r:d:k:K:S:o:nR:h" opt; do
+	while getopts "b:j:J:P:m:M:p:q:a:c:e:y:w:x:t:r:d:k:K:S:o:nR:h" opt; do
 		case $opt in
 		b) build=$OPTARG ;;
 		j) je=$OPTARG ;;
 		J) je531=$OPTARG ;;
-		s) shim=$OPTARG ;;
 		P) jep=$OPTARG ;;
 		m) mi=$OPTARG ;;
 		M) mip=$OPTARG ;;
@@ -238,9 +234,8 @@ resolve_libs() {
 	declare -gA lib
 	[ -n "$je" ] || je=$(ldpath libjemalloc.so.2)
 	[ -n "$mi" ] || mi=$(ldpath libmimalloc.so.2)
-	[ -n "$shim" ] || shim=$build/integrations/jemalloc-preload/libpurge_jemalloc.so
 	local k
-	local -A given=([je]=$je [je531]=$je531 [shim]=$shim [jep]=$jep [mi]=$mi [mip]=$mip)
+	local -A given=([je]=$je [je531]=$je531 [jep]=$jep [mi]=$mi [mip]=$mip)
 	for k in "${!given[@]}"; do
 		lib[$k]=""
 		[ -n "${given[$k]}" ] && [ -r "${given[$k]}" ] && lib[$k]=$(readlink -f "${given[$k]}")
@@ -272,7 +267,7 @@ matches() { # NAME 'PATTERN...': empty patterns match everything
 # $out/configs.tsv: NAME FAMILY KIND PRELOAD ENV (the libraries there)
 select_configs() {
 	local name fam kind pre env k missing
-	local -A opt=([je]=-j [je531]=-J [shim]=-s [jep]=-P [mi]=-m [mip]=-M)
+	local -A opt=([je]=-j [je531]=-J [jep]=-P [mi]=-m [mip]=-M)
 	: >"$out/configs.tsv"
 	while read -r name fam kind pre env; do
 		{ [ -n "$name" ] && matches "$name" "$cpat"; } || continue
@@ -593,7 +588,7 @@ write_header() {
 		echo "# redis: $(redis-server --version 2>/dev/null | cut -d' ' -f3) keys=$keys" \
 			"keys2=$keys2 pipeline=16 clients=50; server ${bench_srv_pin:-not pinned}," \
 			"client ${bench_cli_pin:-not pinned}"
-		for k in je je531 shim jep mi mip; do
+		for k in je je531 jep mi mip; do
 			[ -n "${lib[$k]}" ] && echo "# $k: ${lib[$k]} $(libversion "${lib[$k]}")"
 		done
 		echo "# counters: perf stat ($events); RSS: /proc/PID/statm every 100 ms"

@@ -125,7 +125,7 @@ fi
 out4=$tmp/made
 mkdir -p "$out4"
 printf '%s\n' "s1 je stock je" "s2 je stock je" "s3 je stock je" "p1 je patched jep" \
-	"p2 je patched jep" "m1 mi stock mi" "sh je other shim" | tr ' ' '\t' >"$out4/configs.tsv"
+	"p2 je patched jep" "m1 mi stock mi" "o1 je other je531" | tr ' ' '\t' >"$out4/configs.tsv"
 printf 'w\tje,mi\tops/s\tmade up\n' >"$out4/workloads.tsv"
 : >"$out4/header.txt"
 : >"$out4/notes.txt"
@@ -142,10 +142,10 @@ run() { printf 'w\t%s\t%s\t%s\t%s\t%s\t%s\t1\t10\t1\t1\t1\t-\n' "$@"; }
 	run p1 3 0 130 10.5 50
 	run p2 1 0 200 10.6 40
 	run m1 1 0 1 1 1
-	run sh 1 0 1 1 1
+	run o1 1 0 1 1 1
 } >"$out4/runs.tsv"
 "$frontier" -R "$out4" >"$tmp/made.out" 2>&1 || bad "-R: exit status $?"
-for want in "s1 p1" "s2 p1" "s3 none" "p1 " "m1 none" "sh "; do
+for want in "s1 p1" "s2 p1" "s3 none" "p1 " "m1 none" "o1 "; do
 	# shellcheck disable=SC2086 # two words
 	set -- $want
 	got=$(csv "$out4" w "$1" dominated_by)

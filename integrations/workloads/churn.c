@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * churn: a server-like heap for the shim's measurements.  T threads own N
+ * churn: a server-like heap for the allocators' measurements.  T threads own N
  * values between them (about 1 GiB of 16 KiB values by default).  Each
  * round replaces every value of a thread once, in random order: the big
  * values by small ones (a cache whose entries shrink after a change of

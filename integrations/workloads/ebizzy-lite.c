@@ -9,8 +9,7 @@
  *
  * Only malloc/free are used, so any allocator can be preloaded.  Reports
  * records/s (lookups per second), chunks/s, peak and average RSS sampled
- * from /proc/self/statm, and, when they are present, the purge syscalls of
- * the purge_jemalloc shim and jemalloc's own madvise count.
+ * from /proc/self/statm, and, under jemalloc, its own madvise count.
  *
  * Every record carries a value derived from its key and the chunk's seed,
  * so a purge that hit live memory (the page reads back as zeros) shows up
@@ -246,7 +245,6 @@ static void *worker_main(void *arg)
 /* ---- allocator introspection (optional symbols) ---------------------- */
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
-typedef uint64_t (*count_fn)(void);
 
 static void *sym(const char *name)
 {
@@ -270,17 +268,6 @@ static int64_t je_nmadvise(void)
 	len = sizeof(uint64_t);
 	ctl("stats.arenas.4096.muzzy_nmadvise", &m, &len, NULL, 0);
 	return (int64_t)(d + m);
-}
-
-static int64_t shim_syscalls(void)
-{
-	void *p = sym("purge_jemalloc_purge_syscalls");
-	count_fn fn;
-
-	if (!p)
-		return -1;
-	memcpy(&fn, &p, sizeof(fn));
-	return (int64_t)fn();
 }
 
 /* ---- command line ---------------------------------------------------- */
@@ -378,8 +365,7 @@ static void print_header(const struct opts *o)
 	       o->iterations ? "iterations" : "seconds",
 	       o->iterations ? o->iterations : (uint64_t)o->seconds, o->seed, o->verify, o->calloc,
 	       o->grow);
-	printf("ebizzy-lite: malloc=%s shim=%s kernel=%s %s cpus=%ld\n", malloc_name(),
-	       sym("purge_jemalloc_purge_syscalls") ? "purge_jemalloc" : "none", u.release,
+	printf("ebizzy-lite: malloc=%s kernel=%s %s cpus=%ld\n", malloc_name(), u.release,
 	       u.machine, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
@@ -426,9 +412,9 @@ int main(int argc, char **argv)
 	printf("records/s: %.0f\n", (double)lookups / secs);
 	printf("RESULT records_per_s=%.0f chunks_per_s=%.1f chunks=%" PRIu64 " found=%" PRIu64
 	       " seconds=%.3f user_s=%.3f sys_s=%.3f peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64
-	       " maxrss_kib=%ld shim_purge_syscalls=%" PRId64 " je_nmadvise=%" PRId64 "\n",
+	       " maxrss_kib=%ld je_nmadvise=%" PRId64 "\n",
 	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, user, sys, peak,
-	       avg, maxrss, shim_syscalls(), je_nmadvise());
+	       avg, maxrss, je_nmadvise());
 	free(w);
 	return 0;
 }

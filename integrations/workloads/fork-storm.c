@@ -4,8 +4,9 @@
  *
  * T threads malloc and free chunks of 64 KiB to 4 MiB (each one an extent
  * of its own, so the allocator's extent hooks run all the time) while the
- * main thread forks N times.  Each child mallocs, writes, frees, asks the
- * purge_jemalloc shim for its stats when the shim is there, and exits 0.
+ * main thread forks N times.  Each child mallocs, writes, frees, refreshes
+ * jemalloc's stats (mallctl "epoch") when it runs under jemalloc, and
+ * exits 0.
  * A lock left held across fork() hangs a child (an alarm ends it, after it
  * writes where its thread was: reported as a failure) or the parent (the
  * caller's timeout catches that).
@@ -109,9 +110,9 @@ static void hung(int sig)
 /* The child: one thread, the forking one; every lock must be usable. */
 static _Noreturn void child(uint64_t seed)
 {
-	int (*stats)(char *, size_t, unsigned);
-	void *sym = dlsym(RTLD_DEFAULT, "purge_jemalloc_stats");
-	char buf[2048];
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t);
+	void *sym = dlsym(RTLD_DEFAULT, "mallctl");
+	uint64_t epoch = 1;
 	struct sigaction sa = {.sa_handler = hung, .sa_flags = SA_RESETHAND};
 
 	if (!use_gdb) {
@@ -135,8 +136,8 @@ static _Noreturn void child(uint64_t seed)
 		free(p);
 	}
 	if (sym) {
-		memcpy(&stats, &sym, sizeof(stats));
-		if (stats(buf, sizeof(buf), 0) <= 0)
+		memcpy(&mallctl, &sym, sizeof(mallctl));
+		if (mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch)) != 0)
 			_exit(3);
 	}
 	_exit(0);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * freeback: how soon does freed memory leave the resident set of a program
- * that then goes idle?  A plain malloc program: it never calls libpurge or
- * the shim.
+ * that then goes idle?  A plain malloc program: it never calls libpurge.
  *
  * It mallocs -a bytes in 1 MiB blocks and writes them, frees the first -f
  * bytes of them, then sleeps, reading RSS (/proc/self/statm) every 5 ms for
@@ -13,16 +12,10 @@
  * watches (the parent waits and exits with the child's status): memory
  * freed in a fork child comes back too.  With -P FIFO it writes a byte to
  * that FIFO after the frees, once something reads it: a stand-in for a
- * memory-pressure event, when $MEMORY_PRESSURE_WATCH names the FIFO
- * (test-shim.sh).  With -A it allocates 64 KiB after the frees, and
- * writes one byte of it: an extent allocation of its own (larger than
- * jemalloc's thread cache keeps), at which a shim in a process that has
- * had other threads (a fork child of one) may start its idle thread.
- *
- * malloc is called through a pointer that main() takes: built non-PIE
- * (-fno-pic -no-pie, meson.build) that address is the executable's own
- * PLT entry, not the allocator's malloc, which is how Debian's python3
- * looks to a shim that compares symbol addresses.
+ * memory-pressure event, when $MEMORY_PRESSURE_WATCH names the FIFO (the
+ * patched jemalloc's background thread watches it).  With -A it allocates
+ * 64 KiB after the frees, and writes one byte of it: an extent allocation
+ * of its own (larger than jemalloc's thread cache keeps).
  *
  *   freeback [-a bytes] [-f bytes] [-w ms] [-p percent] [-F] [-A] [-P fifo]
  */
@@ -97,8 +90,8 @@ static void watch(int fd, const struct args *a, uint64_t base, uint64_t t0, uint
 	       a->pct, *t_mark ? "+" : ">", (double)((*t_mark ? *t_mark : now_ns()) - t0) / 1e6);
 }
 
-/* Waits (up to 5 s) for a reader to open the FIFO: the shim opens its
- * pressure trigger a second after start. */
+/* Waits (up to 5 s) for a reader to open the FIFO (the allocator's thread
+ * that watches it). */
 static void poke(const char *fifo)
 {
 	struct timespec ts = {0, 10000000};

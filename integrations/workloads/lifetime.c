@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lifetime: ends the process one way or another, for a check that a
- * preloaded allocator shim (and its idle thread) changes neither when a
- * process ends nor its exit status.  Plain malloc/free: runs under any
- * allocator.
+ * preloaded allocator (and the threads it runs) changes neither when a
+ * process ends nor its exit status, compared with another allocator.
+ * Plain malloc/free: runs under any allocator.
  *
  *   lifetime MODE [N]
  *
  *   return N            main returns N
  *   pthread_exit        main calls pthread_exit, no other thread: 0
- *   pthread_exit-now    the same at once after the release, without
- *                       waiting for the shim's thread (which may then
- *                       start after main has ended): 0
+ *   pthread_exit-now    the same at once after the first release: 0
  *   last-return         main calls pthread_exit; a thread joins it, then
  *                       returns, last: 0
  *   last-pthread-exit   the same, the thread calls pthread_exit: 0
@@ -28,9 +26,11 @@
  *
  * Before it ends, every process (the child too) releases memory (8 MiB,
  * freed, and 8 MiB allocated again: an allocator's extent hooks see a
- * release and an allocation) and writes "lifetime[PID]: idle thread: yes"
- * or "no" to stderr, yes when a thread named purge-idle runs in it (the
- * shim starts one at the first release), then "lifetime[PID]: end MODE"
+ * release and an allocation) and writes "lifetime[PID]: allocator thread:
+ * yes" or "no" to stderr, yes when a thread with another name than the
+ * program's runs in it (jemalloc's background thread; waiting up to
+ * $LIFETIME_WAIT_THREAD_MS ms for one, default 0), then
+ * "lifetime[PID]: end MODE"
  * just before its last step.  An atexit handler writes
  * "lifetime[PID]: atexit on the main thread" (or "on another thread"):
  * glibc runs exit(0) on the thread that ended last.  Exit 2 on bad
@@ -48,31 +48,46 @@ static const char *mode;
 static int status_arg;
 static const char *worker_how = "return"; /* how worker() ends */
 
-/* Whether a thread of this process is named purge-idle. */
-static bool idle_seen(void)
+/* Whether a thread of this process has a name other than the main
+ * thread's: one the allocator runs (jemalloc's background thread names
+ * itself jemalloc_bg_thd); this program's threads keep the name. */
+static bool foreign_thread(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
+	char own[32] = "";
 	bool seen = false;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
 
+	if (fd >= 0) {
+		if (read(fd, own, sizeof(own) - 1) < 0)
+			own[0] = 0;
+		close(fd);
+	}
 	while (d && !seen && (e = readdir(d)) != NULL) {
 		char path[64], comm[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%.20s/comm", e->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
 		if (fd >= 0)
 			close(fd);
-		seen = n > 0 && !strncmp(comm, "purge-idle\n", 11);
+		seen = n > 0 && strcmp(comm, own) != 0;
 	}
 	if (d)
 		closedir(d);
 	return seen;
 }
 
-/* A release and an allocation; then, where the shim is loaded, up to 2 s
- * for its thread to name itself. */
+/* A release and an allocation; then whether the allocator runs a thread:
+ * waiting up to $LIFETIME_WAIT_THREAD_MS for it (a thread names itself once
+ * it runs, a little after it is created). */
 static void release_and_look(void)
 {
+	const char *wait = getenv("LIFETIME_WAIT_THREAD_MS");
+	long wait_ms = wait ? strtol(wait, NULL, 10) : 0;
+
 	char *volatile p = malloc(8 << 20);
 
 	if (p)
@@ -81,13 +96,13 @@ static void release_and_look(void)
 	p = malloc(8 << 20);
 	if (p)
 		p[0] = 1;
-	bool shim = dlsym(RTLD_DEFAULT, "purge_jemalloc_stats") != NULL, seen = idle_seen();
-	for (int i = 0; shim && !seen && i < 2000; i++) {
+	bool seen = foreign_thread();
+	for (long i = 0; !seen && i < wait_ms; i++) {
 		usleep(1000);
-		seen = idle_seen();
+		seen = foreign_thread();
 	}
 	free(p);
-	fprintf(stderr, "lifetime[%d]: idle thread: %s\n", (int)getpid(), seen ? "yes" : "no");
+	fprintf(stderr, "lifetime[%d]: allocator thread: %s\n", (int)getpid(), seen ? "yes" : "no");
 }
 
 static void say_atexit(void)
@@ -212,7 +227,7 @@ int main(int argc, char **argv)
 	status_arg = argc > 2 ? atoi(argv[2]) : 0;
 	atexit(say_atexit);
 	if (!strcmp(mode, "pthread_exit-now")) {
-		free(malloc(8 << 20)); /* a release: the shim starts its thread */
+		free(malloc(8 << 20)); /* a release */
 		end_as("pthread_exit");
 	}
 	if (!strcmp(mode, "return") || !strcmp(mode, "pthread_exit")) {
@@ -229,7 +244,7 @@ int main(int argc, char **argv)
 		end_as("pthread_exit");
 	}
 	if (!strncmp(mode, "fork-", 5)) {
-		release_and_look(); /* the parent has a thread of the shim's too */
+		release_and_look();
 		if (pthread_create(&t, NULL, forker, NULL) || pthread_join(t, &ret))
 			return 3;
 		return (int)(intptr_t)ret;

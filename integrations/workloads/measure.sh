@@ -1,18 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# measure.sh: jemalloc with and without libpurge_jemalloc.so on the
-# ebizzy-style workload, side by side in one run.  Configurations are
+# measure.sh: jemalloc and the patched jemalloc (integrations/jemalloc) on
+# the ebizzy-style workload, side by side in one run.  Configurations are
 # interleaved (the order rotates every repetition) and medians reported, so
 # drift in machine load hits them all alike.
 #
 #   nopurge    jemalloc, MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1
 #   immediate  jemalloc, MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0
 #   default    jemalloc, no MALLOC_CONF
-#   shim       shim + jemalloc, dirty_decay_ms:0,muzzy_decay_ms:0, libpurge defaults
-#   shim-loop  the same with PURGE_MODE=loop (one madvise per range)
-#   shim@SIZE  (with -m SIZE,...) shim with PURGE_JEMALLOC_MAX_BYTES=SIZE
-#   NAME       (with -c 'NAME VAR=VALUE...') shim with those variables
+#   patched    the patched jemalloc, dirty_decay_ms:0,muzzy_decay_ms:0, its
+#              defaults
+#   patched-loop  the same with PURGE_MODE=loop (one madvise per range)
+#   patched@SIZE  (with -m SIZE,...) the same with purge_max_pending:SIZE
+#   NAME       (with -c 'NAME VAR=VALUE...') the patched jemalloc with those
+#              variables (MALLOC_CONF=... replaces the one above)
 #
 # -k 'CONFIG...' runs only those configurations (nopurge and immediate are
 # always kept: the relative columns need them).
@@ -32,30 +34,31 @@ set -u
 
 usage() {
 	cat <<EOF
-usage: $0 -w WORKLOAD -s SHIM [-j LIBJEMALLOC] [-r reps]
+usage: $0 -w WORKLOAD -P PATCHED [-j LIBJEMALLOC] [-r reps]
        [-d seconds] [-o outdir] [-m SIZE,...] [-c 'NAME VAR=VALUE...']...
        [-k 'CONFIG...'] [-x 'workload args']...
-Run jemalloc with and without libpurge_jemalloc.so on a workload
+Run jemalloc and the patched jemalloc on a workload
 (ebizzy-lite or churn), configurations interleaved, and report medians.
   -w WORKLOAD   the workload program (build/integrations/workloads/ebizzy-lite)
-  -s SHIM       libpurge_jemalloc.so
+  -P PATCHED    the patched libjemalloc.so.2 (integrations/jemalloc/build.sh)
   -j LIBJEMALLOC libjemalloc.so.2 (default: found with ldconfig)
   -r reps       repetitions of every configuration (default $reps)
   -d seconds    length of one run (default $secs)
   -o outdir     raw runs and report.txt (default: a new /tmp/purge-measure.*)
-  -m SIZE,...   add shim@SIZE: PURGE_JEMALLOC_MAX_BYTES=SIZE
-  -c 'NAME VAR=VALUE...'  add configuration NAME: the shim with those variables
+  -m SIZE,...   add patched@SIZE: MALLOC_CONF purge_max_pending:SIZE (bytes)
+  -c 'NAME VAR=VALUE...'  add configuration NAME: the patched jemalloc with
+                those variables
   -k 'CONFIG...'  run only these (nopurge and immediate are always kept)
   -x 'args'     add a scenario: arguments for the workload (default:
                 '-s 5M', then '-s 5M -l 4 -j 50')
   -h, --help    this text
-Configurations: nopurge, immediate, default, shim, shim-loop (see the top
+Configurations: nopurge, immediate, default, patched, patched-loop (see the top
 of this script).  Exit status: 0, or 1 for bad arguments.
 EOF
 }
 
 work=""
-shim=""
+patched=""
 je=""
 reps=5
 secs=5
@@ -67,10 +70,10 @@ keep=""
 
 # getopts cannot take a long option: --help is looked for first.
 case ${1-} in --help) usage; exit 0 ;; esac
-while getopts "w:s:j:r:d:o:x:m:c:k:h" opt; do
+while getopts "w:P:j:r:d:o:x:m:c:k:h" opt; do
 	case $opt in
 	w) work=$OPTARG ;;
-	s) shim=$OPTARG ;;
+	P) patched=$OPTARG ;;
 	j) je=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	d) secs=$OPTARG ;;
@@ -83,8 +86,8 @@ while getopts "w:s:j:r:d:o:x:m:c:k:h" opt; do
 	*) usage >&2; exit 1 ;;
 	esac
 done
-if [ ! -x "$work" ] || [ ! -r "$shim" ]; then
-	echo "$0: -w and -s are required" >&2
+if [ ! -x "$work" ] || [ ! -r "$patched" ]; then
+	echo "$0: -w and -P are required" >&2
 	exit 1
 fi
 if [ -z "$je" ]; then
@@ -96,12 +99,12 @@ fi
 [ -n "$scenarios" ] || scenarios="|-s 5M|-s 5M -l 4 -j 50"
 out=${out:-$(mktemp -d /tmp/purge-measure.XXXXXX)}
 mkdir -p "$out"
-shim=$(readlink -f "$shim")
+patched=$(readlink -f "$patched")
 work=$(readlink -f "$work")
 
-configs="nopurge immediate default shim shim-loop"
+configs="nopurge immediate default patched patched-loop"
 for m in $sizes; do
-	configs="$configs shim@$m"
+	configs="$configs patched@$m"
 done
 # -c: the first word names the configuration
 extra_names=$(echo "$extra" | tr '|' '\n' | awk 'NF { printf "%s ", $1 }')
@@ -121,11 +124,10 @@ config_env() {
 	nopurge) echo "LD_PRELOAD=$je MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1" ;;
 	immediate) echo "LD_PRELOAD=$je $decay0" ;;
 	default) echo "LD_PRELOAD=$je" ;;
-	shim) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1" ;;
-	shim-loop) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1 PURGE_MODE=loop" ;;
-	shim@*) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1" \
-		"PURGE_JEMALLOC_MAX_BYTES=${1#shim@}" ;;
-	*) echo "LD_PRELOAD=$shim:$je $decay0 PURGE_JEMALLOC_STATS=1" \
+	patched) echo "LD_PRELOAD=$patched $decay0" ;;
+	patched-loop) echo "LD_PRELOAD=$patched $decay0 PURGE_MODE=loop" ;;
+	patched@*) echo "LD_PRELOAD=$patched $decay0,purge_max_pending:${1#patched@}" ;;
+	*) echo "LD_PRELOAD=$patched $decay0" \
 		"$(echo "$extra" | tr '|' '\n' | awk -v n="$1" '$1 == n { $1 = ""; print }')" ;;
 	esac
 }
@@ -216,8 +218,7 @@ header() {
 	echo "# kernel $(uname -r) $(uname -m), $(nproc) CPUs," \
 		"$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 	echo "# $(sed -n 's/^[a-z-]*: malloc=\([^ ]*\).*/jemalloc \1/p' "$out"/s1.nopurge.1.log) ($je)," \
-		"libpurge $(sed -n 's/^libpurge\[[^]]*\]: backend \([a-z]*\)$/backend \1/p' \
-		"$out"/s1.shim.1.err 2>/dev/null | head -n 1), counters: $counter"
+		"patched: $patched, counters: $counter"
 	echo "# reps=$reps seconds=$secs; load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 

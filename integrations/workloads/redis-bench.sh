@@ -20,9 +20,10 @@
 #   immediate  MALLOC_CONF=dirty_decay_ms:0,muzzy_decay_ms:0 (a purge per extent)
 #   batch531   jemalloc 5.3.1 (-J) with immediate purging and its own
 #              process_madvise batching (process_madvise_max_batch:BATCH)
-#   shim       libpurge_jemalloc.so (-s) in front of jemalloc
-#   shim531    the shim in front of jemalloc 5.3.1
-#   NAME       (-c 'NAME VAR=VALUE...') the shim with those variables
+#   patched    the patched jemalloc (-L, integrations/jemalloc/build.sh)
+#              with redis' defaults, as "defaults"
+#   NAME       (-c 'NAME VAR=VALUE...') the patched jemalloc with those
+#              variables (MALLOC_CONF=... for its knobs)
 #
 # CPU is the server's (every thread, /proc/PID/task/*/schedstat) over the
 # phase; RSS is VmRSS at the phase's end; faults are the server's minor
@@ -40,16 +41,17 @@ set -u
 
 usage() {
 	cat <<EOF
-usage: $0 -s SHIM [-j LIBJEMALLOC] [-J LIBJEMALLOC531] [-r reps] [-k KEYS]
+usage: $0 [-L PATCHED] [-j LIBJEMALLOC] [-J LIBJEMALLOC531] [-r reps] [-k KEYS]
        [-K KEYS2] [-b BATCH] [-P pipeline] [-C clients] [-c 'NAME VAR=VALUE...']...
        [-x 'CONFIG...'] [-o outdir] [-T]
 redis-server under jemalloc's defaults, immediate purging, jemalloc 5.3.1's
-process_madvise batching and libpurge_jemalloc.so, interleaved: SET/s,
+process_madvise batching and the patched jemalloc, interleaved: SET/s,
 server CPU, RSS and purge calls after 16 KiB values are replaced by 512-byte
 ones (phase 1) and in a churn of 64 KiB values (phase 2); medians.
-  -s SHIM          libpurge_jemalloc.so
+  -L PATCHED       the patched libjemalloc.so.2 (integrations/jemalloc/build.sh);
+                   without it the patched rows are left out
   -j LIBJEMALLOC   jemalloc redis runs with (default: redis' own, ldconfig's)
-  -J LIBJEMALLOC531 jemalloc 5.3.1 for batch531 and shim531 (default
+  -J LIBJEMALLOC531 jemalloc 5.3.1 for batch531 (default
                    /opt/jemalloc-5.3.1/lib/libjemalloc.so.2; those rows are
                    left out when it is not there)
   -r reps          repetitions of every configuration (default $reps)
@@ -58,7 +60,8 @@ ones (phase 1) and in a churn of 64 KiB values (phase 2); medians.
   -b BATCH         batch531's process_madvise_max_batch (default $batch)
   -P pipeline      redis-benchmark -P (default $pipe)
   -C clients       redis-benchmark -c (default $clients)
-  -c 'NAME VAR=VALUE...'  add configuration NAME: the shim with those variables
+  -c 'NAME VAR=VALUE...'  add configuration NAME: the patched jemalloc with
+                   those variables
   -x 'CONFIG...'   run only these configurations
   -o outdir        raw runs and report.txt (default: a new /tmp/purge-redis.*)
   -T               no pinning (default: the server on the last CPU, the
@@ -69,7 +72,7 @@ without redis-server or redis-benchmark.
 EOF
 }
 
-shim=""
+patched=""
 je=""
 je531=/opt/jemalloc-5.3.1/lib/libjemalloc.so.2
 reps=2
@@ -88,9 +91,9 @@ case ${1-} in --help)
 	exit 0
 	;;
 esac
-while getopts "s:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
+while getopts "L:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
 	case $opt in
-	s) shim=$OPTARG ;;
+	L) patched=$OPTARG ;;
 	j) je=$OPTARG ;;
 	J) je531=$OPTARG ;;
 	r) reps=$OPTARG ;;
@@ -114,11 +117,13 @@ while getopts "s:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
 	esac
 done
 redis_need
-[ -r "$shim" ] || {
-	echo "$0: -s SHIM is required" >&2
-	exit 1
-}
-shim=$(readlink -f "$shim")
+if [ -n "$patched" ]; then
+	[ -r "$patched" ] || {
+		echo "$0: -L $patched: no such library" >&2
+		exit 1
+	}
+	patched=$(readlink -f "$patched")
+fi
 [ -n "$je" ] || je=$(ldd "$(command -v redis-server)" | awk '/libjemalloc/ { print $3; exit }')
 [ -n "$je" ] || je=$(/sbin/ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
 [ -r "$je" ] || {
@@ -128,9 +133,14 @@ shim=$(readlink -f "$shim")
 out=${out:-$(mktemp -d /tmp/purge-redis.XXXXXX)}
 mkdir -p "$out"
 
-configs="defaults immediate batch531 shim shim531"
-[ -r "$je531" ] || configs="defaults immediate shim"
-configs="$configs $(echo "$extra" | tr '|' '\n' | awk 'NF { printf "%s ", $1 }')"
+configs="defaults immediate"
+[ -r "$je531" ] && configs="$configs batch531"
+if [ -n "$patched" ]; then
+	configs="$configs patched $(echo "$extra" | tr '|' '\n' | awk 'NF { printf "%s ", $1 }')"
+elif [ -n "$extra" ]; then
+	echo "$0: -c needs -L (its configurations run the patched jemalloc)" >&2
+	exit 1
+fi
 if [ -n "$only" ]; then
 	sel=""
 	for c in $configs; do
@@ -148,9 +158,8 @@ config_env() {
 	defaults) echo "LD_PRELOAD=$je" ;;
 	immediate) echo "LD_PRELOAD=$je MALLOC_CONF=$imm" ;;
 	batch531) echo "LD_PRELOAD=$je531 MALLOC_CONF=$imm,process_madvise_max_batch:$batch" ;;
-	shim) echo "LD_PRELOAD=$shim:$je PURGE_JEMALLOC_STATS=1" ;;
-	shim531) echo "LD_PRELOAD=$shim:$je531 PURGE_JEMALLOC_STATS=1" ;;
-	*) echo "LD_PRELOAD=$shim:$je PURGE_JEMALLOC_STATS=1" \
+	patched) echo "LD_PRELOAD=$patched" ;;
+	*) echo "LD_PRELOAD=$patched" \
 		"$(echo "$extra" | tr '|' '\n' | awk -v n="$1" '$1 == n { $1 = ""; print }')" ;;
 	esac
 }
@@ -246,5 +255,5 @@ done
 	report_phase 2 9
 	echo
 	echo "raw runs: $out/runs.tsv (config rep filled_MiB, then per phase: SET/s cpu_ms rss_MiB" \
-		"purge_calls faults); server logs with the shim's stats: $out/CONFIG.REP.log"
+		"purge_calls faults); server logs: $out/CONFIG.REP.log"
 } | tee "$out/report.txt"

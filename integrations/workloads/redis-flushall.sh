@@ -1,26 +1,27 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# redis-flushall.sh [-s SHIM] [-a] [-k KEYS] [-v BYTES] [-t SECONDS]: how fast a
+# redis-flushall.sh [-L LIB] [-a] [-k KEYS] [-v BYTES] [-t SECONDS]: how fast a
 # quiet redis-server gives memory back after FLUSHALL.  Starts
 # redis-server (the system's, linked to libjemalloc.so.2) on a free port,
 # fills it with DEBUG POPULATE, then FLUSHALL and prints RSS every second
-# for SECONDS.  With -s, the shim is preloaded (absolute path); without,
-# jemalloc runs alone with redis' defaults (background thread, 10 s decay).
+# for SECONDS.  With -L, LIB is preloaded (the patched jemalloc, say; its
+# MALLOC_CONF from the environment); without, the system's jemalloc runs
+# with redis' defaults (background thread, 10 s decay).
 # A synchronous FLUSHALL ends with redis' own jemalloc_purge() (src/db.c:
 # arena.<all>.purge); -a sends FLUSHALL ASYNC, which does not.
 # Prints the machine, kernel and every parameter first.
 set -eu
 
-shim=
+lib=
 keys=500000
 vbytes=300
 secs=15
 async=
-while getopts s:ak:v:t: o; do
+while getopts L:ak:v:t: o; do
 	case $o in
 	a) async=async ;;
-	s) shim=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
+	L) lib=$(cd "$(dirname "$OPTARG")" && pwd)/$(basename "$OPTARG") ;;
 	k) keys=$OPTARG ;;
 	v) vbytes=$OPTARG ;;
 	t) secs=$OPTARG ;;
@@ -34,8 +35,9 @@ trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir
 
 echo "machine: $(nproc) CPUs, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "redis: $(redis-server --version | cut -d' ' -f3,5,6) keys=$keys value_bytes=$vbytes" \
-	"seconds=$secs flushall=${async:-sync} shim=${shim:-none} $(env | grep '^PURGE_' | tr '\n' ' ')"
-env ${shim:+LD_PRELOAD="$shim"} redis-server --port "$port" --save "" --appendonly no \
+	"seconds=$secs flushall=${async:-sync} preload=${lib:-none}" \
+	"$(env | grep '^PURGE_\|^MALLOC_CONF=' | tr '\n' ' ')"
+env ${lib:+LD_PRELOAD="$lib"} redis-server --port "$port" --save "" --appendonly no \
 	--dir "$dir" --enable-debug-command yes >"$dir/log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do
@@ -55,4 +57,3 @@ while [ "$t" -le "$secs" ]; do
 	t=$((t + 1))
 done
 echo "$line"
-grep -h purge_jemalloc "$dir/log" || true

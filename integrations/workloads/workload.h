@@ -5,8 +5,8 @@
  * /proc/self/statm and the timed run.  Plain malloc/free programs, so
  * nothing here depends on jemalloc or libpurge.
  */
-#ifndef PURGE_JEMALLOC_WORKLOAD_H
-#define PURGE_JEMALLOC_WORKLOAD_H
+#ifndef PURGE_WORKLOAD_H
+#define PURGE_WORKLOAD_H
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -148,4 +148,4 @@ static inline void stop_after(unsigned seconds, atomic_bool *flag)
 	atomic_store(flag, true);
 }
 
-#endif /* PURGE_JEMALLOC_WORKLOAD_H */
+#endif /* PURGE_WORKLOAD_H */

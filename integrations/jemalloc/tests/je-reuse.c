@@ -27,6 +27,11 @@
  *   je-reuse bound      4 threads on 4 automatic arenas each free 7 MiB: what
  *                       stays pending in all of them together is at most
  *                       purge_max_pending (the test's MALLOC_CONF sets it)
+ *   je-reuse pressure   a byte written to the FIFO $MEMORY_PRESSURE_WATCH
+ *                       names makes the background thread flush what is
+ *                       pending (with purge_pressure:false, it does not)
+ *   je-reuse idle       what is pending is flushed once nothing has been
+ *                       enqueued for purge_idle_ms (with -1, it is not)
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -35,6 +40,8 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -724,12 +731,121 @@ static int cmd_bound(void)
 	return 0;
 }
 
+/* ---- memory pressure and idle return (background thread) ---- */
+static unsigned char opt_bool(const char *name)
+{
+	unsigned char v = 0;
+	size_t sz = sizeof(v);
+	if (je_mallctl(name, &v, &sz, NULL, 0) != 0)
+		FAIL("mallctl %s (a build without that option?)", name);
+	return v;
+}
+
+/* Frees NBIG large blocks and returns with their purges pending (the test's
+ * MALLOC_CONF sets no age limit and dirty_decay_ms:0). */
+static uint64_t make_pending(void)
+{
+	void *p[NBIG];
+	unsigned char bg = opt_bool("background_thread");
+	if (!bg)
+		FAIL("the test wants background_thread:true");
+	for (int i = 0; i < NBIG; i++)
+		fill(p[i] = malloc(BIG), BIG, 3);
+	for (int i = 0; i < NBIG; i++)
+		free(p[i]);
+	uint64_t pending = lp("pending_bytes");
+	if (pending == 0)
+		FAIL("nothing pending after freeing %d blocks of %u bytes", NBIG, BIG);
+	return pending;
+}
+
+/* Waits up to `ms` for nothing to be pending; returns whether it came. */
+static int settles_within(int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (lp("pending_bytes") == 0)
+			return 1;
+		usleep(10000);
+	}
+	return lp("pending_bytes") == 0;
+}
+
+static int cmd_pressure(void)
+{
+	const char *fifo = getenv("MEMORY_PRESSURE_WATCH");
+	if (fifo == NULL)
+		FAIL("the test sets MEMORY_PRESSURE_WATCH to a FIFO");
+	unsigned char on = opt_bool("opt.purge_pressure");
+	uint64_t pending = make_pending();
+	/* nothing else settles it: no age limit, no idle return */
+	usleep(300000);
+	if (lp("pending_bytes") == 0)
+		FAIL("settled without pressure (the test's MALLOC_CONF should prevent it)");
+	/* The background thread holds the FIFO open for reading once it
+	 * watches it; until then open() says ENXIO. */
+	int fd = -1;
+	for (int i = 0; i < 500 && fd < 0; i++) {
+		fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno != ENXIO)
+			FAIL("open %s: %s", fifo, strerror(errno));
+		if (fd < 0)
+			usleep(10000);
+	}
+	if (fd < 0 && on)
+		FAIL("nobody reads %s after 5 s: the background thread does not watch it", fifo);
+	if (fd >= 0) {
+		if (!on)
+			FAIL("purge_pressure:false, yet %s is open for reading", fifo);
+		if (write(fd, "1", 1) != 1)
+			FAIL("write %s: %s", fifo, strerror(errno));
+		close(fd);
+	}
+	/* No time is asserted: 20 s only tells "never" from a slow machine. */
+	int settled = settles_within(on ? 20000 : 1500);
+	if (on && !settled)
+		FAIL("a pressure event did not flush %llu pending bytes in 20 s",
+		     (unsigned long long)lp("pending_bytes"));
+	if (!on && settled)
+		FAIL("purge_pressure:false, yet the queue was flushed");
+	printf("pressure: ok (%s; %llu bytes were pending)\n",
+	       on ? "flushed on the FIFO's byte" : "off: nothing watched, nothing flushed",
+	       (unsigned long long)pending);
+	return 0;
+}
+
+static int cmd_idle(void)
+{
+	ssize_t idle_ms = 0;
+	size_t sz = sizeof(idle_ms);
+	if (je_mallctl("opt.purge_idle_ms", &idle_ms, &sz, NULL, 0) != 0)
+		FAIL("mallctl opt.purge_idle_ms (a build without that option?)");
+	struct timespec t0, t1;
+	uint64_t pending = make_pending();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int settled = settles_within(idle_ms >= 0 ? 20000 : 1500);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long took = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (idle_ms >= 0 && !settled)
+		FAIL("%llu bytes still pending after 20 s idle (purge_idle_ms:%zd)",
+		     (unsigned long long)lp("pending_bytes"), idle_ms);
+	if (idle_ms < 0 && !settled) {
+		printf("idle: ok (purge_idle_ms:-1: %llu bytes still pending after %ld ms)\n",
+		       (unsigned long long)pending, took);
+		return 0;
+	}
+	if (idle_ms < 0)
+		FAIL("purge_idle_ms:-1, yet the queue was flushed");
+	printf("idle: ok (%llu bytes flushed %ld ms after the frees; purge_idle_ms:%zd)\n",
+	       (unsigned long long)pending, took, idle_ms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: je-reuse "
 		                "zeros|canaries|fork|forkflush|counters|background|calloc|stats|"
-		                "bound\n");
+		                "bound|pressure|idle\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -761,6 +877,10 @@ int main(int argc, char **argv)
 		return cmd_stats();
 	if (!strcmp(argv[1], "bound"))
 		return cmd_bound();
+	if (!strcmp(argv[1], "pressure"))
+		return cmd_pressure();
+	if (!strcmp(argv[1], "idle"))
+		return cmd_idle();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

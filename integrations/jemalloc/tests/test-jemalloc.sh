@@ -3,9 +3,10 @@
 # test-jemalloc.sh JE_REUSE [LIB]: the reuse-path tests (je-reuse.c) with the
 # patched libjemalloc.so.2 preloaded, under several MALLOC_CONF settings:
 # the knobs at their extremes, dirty_decay_ms:0, background_thread:true, and
-# libpurge:false.  LIB defaults to $JEMALLOC_PATCHED, else build.sh's output
-# with its default OUTDIR (integrations-build/jemalloc/lib/libjemalloc.so.2
-# under the repository, which `rm -rf build` keeps).
+# libpurge:false; memory pressure through a FIFO, and idle return.  LIB
+# defaults to $JEMALLOC_PATCHED, else build.sh's output with its default
+# OUTDIR (integrations-build/jemalloc/lib/libjemalloc.so.2 under the
+# repository, which `rm -rf build` keeps).
 # Exit 0 pass, 77 skip (no patched build: the reason is printed), 1 fail.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +21,10 @@ fi
 fails=0 runs=0
 run() { # CONF TEST
 	runs=$((runs + 1))
-	out=$(LD_PRELOAD=$lib MALLOC_CONF=$1 timeout 300 "$reuse" "$2" 2>&1)
+	# timeout(1) without the preload: with background_thread:true its own
+	# jemalloc would watch the pressure FIFO too, and could read the byte
+	# the test writes for je-reuse (one byte wakes one reader)
+	out=$(timeout 300 env LD_PRELOAD="$lib" MALLOC_CONF="$1" "$reuse" "$2" 2>&1)
 	rc=$?
 	if [ $rc -eq 77 ]; then
 		echo "SKIP: $out"
@@ -58,6 +62,19 @@ run tcache:false,purge_batch:1,purge_max_delay_ms:-1,purge_max_pending:0 forkflu
 run tcache:false,dirty_decay_ms:0,purge_batch:1,background_thread:true forkflush
 run dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:100 background
 run dirty_decay_ms:1000,background_thread:true background
+# memory pressure (patch 0012): background thread 0 watches the FIFO that
+# $MEMORY_PRESSURE_WATCH names and flushes the queues on its byte; idle
+# return (0013): once nothing has been enqueued for purge_idle_ms.  Both
+# with no age limit, so that nothing else settles what is pending.
+fifodir=$(mktemp -d) || exit 1
+trap 'rm -rf "$fifodir"' EXIT
+mkfifo "$fifodir/pressure" || exit 1
+quiet=tcache:false,dirty_decay_ms:0,purge_max_delay_ms:-1,background_thread:true
+MEMORY_PRESSURE_WATCH=$fifodir/pressure run "$quiet,purge_idle_ms:-1" pressure
+MEMORY_PRESSURE_WATCH=$fifodir/pressure run "$quiet,purge_idle_ms:-1,purge_pressure:false" pressure
+run "$quiet,purge_idle_ms:200" idle
+run "$quiet,purge_idle_ms:0" idle
+run "$quiet,purge_idle_ms:-1" idle
 # off: jemalloc purges as without the patches, and the queue stays empty
 out=$(LD_PRELOAD=$lib MALLOC_CONF=libpurge:false,dirty_decay_ms:0 "$reuse" canaries 2>&1)
 runs=$((runs + 1))
