@@ -36,11 +36,8 @@ static const struct {
 	const char *name;
 	int option;
 } options[] = {
-    {"libpurge", 26},
-    {"purge_batch", 27},
-    {"purge_max_delay", 28},
-    {"purge_max_pending", 29},
-    {"purge_max_call", 30},
+    {"libpurge", 26},          {"purge_batch", 27},    {"purge_max_delay", 28},
+    {"purge_max_pending", 29}, {"purge_max_call", 30},
 };
 
 /* resident KiB, read without the allocator (no stdio) */
@@ -93,7 +90,8 @@ int main(int argc, char **argv)
 		if (eq == NULL || k == n || mib <= 0 || ms < 0 || gap < 0) {
 			fprintf(stderr,
 			        "usage: idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...] (options: "
-			        "libpurge, purge_batch, purge_max_delay, purge_max_pending, purge_max_call)\n");
+			        "libpurge, purge_batch, purge_max_delay, purge_max_pending, "
+			        "purge_max_call)\n");
 			return 2;
 		}
 		set(options[k].option, atol(eq + 1));
