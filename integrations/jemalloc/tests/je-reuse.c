@@ -32,6 +32,10 @@
  *                       pending (with purge_pressure:false, it does not)
  *   je-reuse idle       what is pending is flushed once nothing has been
  *                       enqueued for purge_idle_ms (with -1, it is not)
+ *   je-reuse maxcall    a flush of 64 scattered 256 KiB extents (16 MiB)
+ *                       makes at least 16 MiB / purge_max_call system calls
+ *                       (the test's MALLOC_CONF sets the cap and holds the
+ *                       extents pending until arena.<i>.purge)
  *
  * Exit status: 0 pass, 77 skip (not running under the patched jemalloc),
  * 1 fail.  It needs no jemalloc header: mallctl is found with dlsym.
@@ -840,12 +844,55 @@ static int cmd_idle(void)
 	return 0;
 }
 
+/* ---- maxcall: purge_max_call bounds the bytes of one system call ---- */
+#define MC_BLOCK (256u << 10)
+#define MC_FREED 64
+static int cmd_maxcall(void)
+{
+	size_t cap = stat_zu("opt.purge_max_call");
+	void *p[2 * MC_FREED];
+	/* every other block stays live, so that no two freed ones coalesce */
+	for (int i = 0; i < 2 * MC_FREED; i++)
+		fill(p[i] = malloc(MC_BLOCK), MC_BLOCK, 5);
+	purge_all();
+	uint64_t c0 = lp("pmadv_calls") + lp("madv_calls"), pu0 = lp("purged_bytes");
+	for (int i = 0; i < 2 * MC_FREED; i += 2)
+		free(p[i]);
+	uint64_t pending = lp("pending_bytes");
+	if (pending < (uint64_t)MC_FREED * MC_BLOCK)
+		FAIL("%llu bytes pending after freeing %u (dirty_decay_ms:0, no limits?)",
+		     (unsigned long long)pending, MC_FREED * MC_BLOCK);
+	purge_all();
+	uint64_t calls = lp("pmadv_calls") + lp("madv_calls") - c0;
+	uint64_t purged = lp("purged_bytes") - pu0;
+	if (purged < (uint64_t)MC_FREED * MC_BLOCK)
+		FAIL("arena.4096.purge purged %llu bytes of %u", (unsigned long long)purged,
+		     MC_FREED * MC_BLOCK);
+	if (cap == 0) {
+		/* no cap: one vector holds them all (purge_batch 1024) */
+		printf("maxcall: ok (no cap: %llu bytes in %llu calls)\n",
+		       (unsigned long long)purged, (unsigned long long)calls);
+	} else {
+		uint64_t want = (purged + cap - 1) / cap;
+		if (calls < want)
+			FAIL("%llu bytes purged in %llu calls: purge_max_call %zu wants %llu or "
+			     "more",
+			     (unsigned long long)purged, (unsigned long long)calls, cap,
+			     (unsigned long long)want);
+		printf("maxcall: ok (%llu bytes in %llu calls, purge_max_call %zu)\n",
+		       (unsigned long long)purged, (unsigned long long)calls, cap);
+	}
+	for (int i = 1; i < 2 * MC_FREED; i += 2)
+		free(p[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: je-reuse "
 		                "zeros|canaries|fork|forkflush|counters|background|calloc|stats|"
-		                "bound|pressure|idle\n");
+		                "bound|pressure|idle|maxcall\n");
 		return 1;
 	}
 	je_mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
@@ -881,6 +928,8 @@ int main(int argc, char **argv)
 		return cmd_pressure();
 	if (!strcmp(argv[1], "idle"))
 		return cmd_idle();
+	if (!strcmp(argv[1], "maxcall"))
+		return cmd_maxcall();
 	fprintf(stderr, "je-reuse: unknown test %s\n", argv[1]);
 	return 1;
 }

@@ -48,6 +48,15 @@ run "$held" stats
 run tcache:false,dirty_decay_ms:0,narenas:4,purge_max_delay_ms:-1,purge_max_pending:8388608 bound
 run tcache:false,dirty_decay_ms:0,narenas:8,purge_max_pending:8388608 bound
 run "$held,purge_batch:1" counters
+# purge_max_call bounds the bytes of one call: 16 MiB in 64 scattered
+# extents takes 16 calls or more at 1 MiB (one call without a cap)
+run "$held,purge_max_call:0" maxcall
+run "$held" maxcall
+run "$held,purge_max_call:1048576" maxcall
+case $out in
+*"purge_max_call 1048576)"*) ;;
+*) echo "FAIL: purge_max_call:1048576 was not read back: $out"; fails=$((fails + 1)) ;;
+esac
 for conf in "" dirty_decay_ms:0 background_thread:true \
 	dirty_decay_ms:0,purge_batch:1 dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1 \
 	dirty_decay_ms:0,purge_max_delay_ms:0 dirty_decay_ms:0,purge_max_pending:4096 \
@@ -97,6 +106,8 @@ says() { # WHAT EXPECTED ENV...
 }
 says purge_max_pending:-1 "<jemalloc>: Out-of-range conf value: purge_max_pending:-1" \
 	MALLOC_CONF="$held,purge_max_pending:-1"
+says purge_max_call:-1 "<jemalloc>: Out-of-range conf value: purge_max_call:-1" \
+	MALLOC_CONF="$held,purge_max_call:-1"
 says purge_batch:0 "<jemalloc>: Out-of-range conf value: purge_batch:0" \
 	MALLOC_CONF="$held,purge_batch:0"
 says PURGE_BATCH=1 "<jemalloc>: PURGE_BATCH is not read by jemalloc" \
