@@ -351,7 +351,7 @@ uint64_t purge__drain_oldest(purge_queue *q)
 	return purge__store_oldest(&q->s);
 }
 
-/* Rounds of the oldest `batch` pieces until `need` pieces are free (after
+/* Rounds of the oldest `batch` pieces until `need` pieces have room again (after
  * another thread's flush, when one runs). */
 void purge__drain_room(purge_queue *q, uint32_t need)
 {
