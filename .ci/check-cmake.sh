@@ -25,7 +25,7 @@ consumer="$root/.ci/consumers/cmake"
 install_kind() { # KIND: meson build of the library alone, installed into $work/KIND
 	local kind=$1
 	meson setup "$work/build-$kind" "$root" --prefix="$work/$kind" -Ddefault_library="$kind" \
-		-Dtests=false -Dtools=false -Dexamples=false -Dintegrations=false -Dman=false -Dwerror=true \
+		-Dtests=false -Dtools=false -Dexamples=false -Dman=false -Dwerror=true \
 		>"$work/build-$kind.log" 2>&1 || { cat "$work/build-$kind.log" >&2; die "meson setup ($kind) failed"; }
 	if ! { ninja -C "$work/build-$kind" && meson install -C "$work/build-$kind" --quiet; } \
 		>>"$work/build-$kind.log" 2>&1; then

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# check-jemalloc.sh BUILD: jemalloc's own purging through libpurge
+# check-jemalloc.sh [BUILD]: jemalloc's own purging through libpurge
 # (integrations/jemalloc): build the patched libjemalloc.so.2 from Debian's
 # source package, run jemalloc's `make check` once with its defaults and a
 # chosen subset of it under the MALLOC_CONF variants (tests/make-check.sh
-# --quick), then the tests of the reuse path (je-reuse, from the meson build
-# BUILD), and of lifetime, fork, CPython and huge pages (the tests the
-# retired preload shim had).  The patched jemalloc goes where build.sh puts
-# it by default (integrations-build/jemalloc), where the tests look for it.
+# --quick), then the tests of the reuse path (je-reuse), and of lifetime,
+# fork, CPython and huge pages (the tests the retired preload shim had).
+# BUILD is the integrations' meson build (integrations-build/meson, set up
+# when missing).  The patched jemalloc goes where build.sh puts it by
+# default (integrations-build/jemalloc), where the tests look for it.
 # No source (Debian's archive unreachable) or a tool missing: the stage
 # says so, with build.sh's reason above it, and skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
+build=${1:-integrations-build/meson}
+[ -f "$build/build.ninja" ] || meson setup "$build" integrations >/dev/null
 t0=$SECONDS
 rc=0
 lib=$(nice integrations/jemalloc/build.sh --jobs 2) || rc=$?
@@ -22,16 +24,15 @@ if [ $rc -eq 77 ]; then
 fi
 [ $rc -eq 0 ] || exit $rc
 echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
-ninja -C "$build" integrations/jemalloc/je-reuse >/dev/null
+ninja -C "$build" jemalloc/je-reuse >/dev/null
 integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
-integrations/jemalloc/tests/test-jemalloc.sh "$build/integrations/jemalloc/je-reuse" "$lib"
+integrations/jemalloc/tests/test-jemalloc.sh "$build/jemalloc/je-reuse" "$lib"
 echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"
 # what the retired preload shim proved, of the patched jemalloc: lifetime,
 # fork, CPython's test_threading, huge pages (77: skipped, reason printed)
-w=$build/integrations/workloads
-ninja -C "$build" integrations/workloads/lifetime integrations/workloads/fork-storm \
-	integrations/workloads/ebizzy-lite >/dev/null
+w=$build/workloads
+ninja -C "$build" workloads/lifetime workloads/fork-storm workloads/ebizzy-lite >/dev/null
 for t in "test-lifetime.sh $w/lifetime" "test-fork.sh $w/fork-storm" "test-cpython.sh" \
 	"test-thp-rss.sh $w/ebizzy-lite"; do
 	rc=0

@@ -4,16 +4,18 @@
 # purge through libpurge, against the same source unpatched: build both
 # (release, and MI_ASAN), run mimalloc's own tests under the options at
 # their defaults and extremes, and our reuse/canary/fork tests
-# (integrations/mimalloc/tests/test-mimalloc.sh, through meson).  The
-# tests skip (77) when Debian's archive cannot be reached.
+# (integrations/mimalloc/tests/test-mimalloc.sh, through meson).  BUILD is
+# the integrations' meson build (integrations-build/meson, set up when
+# missing).  The tests skip (77) when Debian's archive cannot be reached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
-ninja -C "$build" integrations/mimalloc/mimalloc-reuse integrations/workloads/ebizzy-lite \
-	integrations/workloads/fork-storm integrations/mimalloc/mimalloc-idle \
-	integrations/mimalloc/mimalloc-forkhang >/dev/null
-rm -rf "$build/integrations/mimalloc/work" # a clean build, as CI's first
+build=${1:-integrations-build/meson}
+[ -f "$build/build.ninja" ] || meson setup "$build" integrations >/dev/null
+ninja -C "$build" mimalloc/mimalloc-reuse workloads/ebizzy-lite \
+	workloads/fork-storm mimalloc/mimalloc-idle \
+	mimalloc/mimalloc-forkhang >/dev/null
+rm -rf "$build/mimalloc/work" # a clean build, as CI's first
 MIMALLOC_TESTS=1 meson test -C "$build" --print-errorlogs mimalloc-upstream mimalloc-asan mimalloc-own
-for f in "$build"/integrations/mimalloc/work/results-*.txt; do
+for f in "$build"/mimalloc/work/results-*.txt; do
 	[ -f "$f" ] && { echo "== $f"; cat "$f"; }
 done

@@ -9,8 +9,8 @@
 # skip the Criterion suites cleanly (configure says "Criterion suites: NO")
 # and still build and run everything else: the library, tests/smoke.c,
 # examples/pagerun, the thread stress test and the fuzz driver, tools.
-# The allocator integrations are left out (-Dintegrations=false: they are
-# glibc programs).  Prints what ran.
+# The allocator integrations are not part of this project (integrations/ is
+# a meson project of its own, of glibc programs).  Prints what ran.
 # Usage: .ci/check-portability.sh
 set -euo pipefail
 
@@ -30,7 +30,7 @@ port() {
 	done
 	shift
 	echo "check-portability: $name: meson setup ${envs[*]} $*"
-	env "${envs[@]}" meson setup "$b" "$root" -Djemalloc=disabled -Dintegrations=false -Dwerror=true "$@" \
+	env "${envs[@]}" meson setup "$b" "$root" -Dwerror=true "$@" \
 		>"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; die "$name: meson setup failed"; }
 	crit=$(sed -n 's/^ *Criterion suites *: *//p' "$work/$name.log")
 	ninja -C "$b" >>"$work/$name.log" 2>&1 || { tail -40 "$work/$name.log" >&2; die "$name: build failed"; }

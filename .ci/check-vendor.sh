@@ -121,7 +121,7 @@ if [ -n "$build" ] && [ -f "$build/libpurge.a" ]; then
 	archives+=("$build/libpurge.a")
 else
 	if ! { meson setup "$work/build" "$root" -Ddefault_library=static -Dtests=false -Dtools=false \
-		-Dexamples=false -Dintegrations=false -Dman=false -Dinstall=false && ninja -C "$work/build"; } \
+		-Dexamples=false -Dman=false -Dinstall=false && ninja -C "$work/build"; } \
 		>"$work/build.log" 2>&1; then
 		cat "$work/build.log" >&2
 		die "meson build of libpurge.a failed"

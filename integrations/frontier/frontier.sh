@@ -86,9 +86,9 @@ EOF
 workload_table() {
 	local t s
 	for t in $threads; do
-		echo "ebizzy-lite-t$t je,mi lookups/s $build/integrations/workloads/ebizzy-lite -t $t -d {secs}"
+		echo "ebizzy-lite-t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -d {secs}"
 	done
-	echo "churn je,mi values/s $build/integrations/workloads/churn -d {secs}"
+	echo "churn je,mi values/s $build/workloads/churn -d {secs}"
 	for s in 5M:5242880 256K:262144; do
 		for t in $threads; do
 			echo "ebizzy-${s%:*}-t$t mi records/s ${ebizzy:-ebizzy} -t $t -S {secs} -s ${s#*:}"
@@ -112,8 +112,8 @@ Every allocator configuration on a throughput-against-RSS plane, per
 workload, interleaved runs; a table, CSV, one PNG per workload, and for
 each stock point the patched point that dominates it.
 Libraries (rows whose library is missing are left out, with a note):
-  -b BUILD   libpurge's build directory: ebizzy-lite and churn
-             (default: $repo/build)
+  -b BUILD   the integrations' meson build directory: ebizzy-lite and churn
+             (default: $repo/integrations-build/meson)
   -j LIB     stock libjemalloc.so.2 (default: ldconfig's)
   -J LIB     jemalloc 5.3.1, for je531-b128 (default: none)
   -P LIB     the patched libjemalloc.so.2 (default: none)
@@ -154,7 +154,7 @@ EOF
 
 # ---- options ---------------------------------------------------------------
 
-build=$repo/build
+build=$repo/integrations-build/meson
 je=""
 je531=""
 jep=""

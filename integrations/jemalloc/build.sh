@@ -100,7 +100,7 @@ if [ $stock -eq 0 ]; then
 		if [ ! -f "$lpdir/build.ninja" ]; then
 			meson setup "$lpdir" "$repo" -Ddefault_library=static -Db_staticpic=true \
 				-Dbuildtype=release -Dtests=false -Dtools=false -Dexamples=false \
-				-Dintegrations=false -Dman=false -Dinstall=false >"$out/libpurge-setup.log" ||
+				-Dman=false -Dinstall=false >"$out/libpurge-setup.log" ||
 				{ log "meson setup failed: $out/libpurge-setup.log"; exit 1; }
 		fi
 		ninja -C "$lpdir" -j "$jobs" libpurge.a >/dev/null

@@ -95,7 +95,7 @@ if [ $stock = 0 ]; then
 		[ -f "$libpurge/build.ninja" ] ||
 			meson setup "$libpurge" "$repo" -Ddefault_library=static -Db_staticpic=true \
 				-Dbuildtype=release -Dtests=false -Dtools=false -Dexamples=false \
-				-Dintegrations=false -Dman=false -Dinstall=false >"$out/libpurge-setup.log"
+				-Dman=false -Dinstall=false >"$out/libpurge-setup.log"
 		# (a no-op when it is up to date)
 		ninja -C "$libpurge" -j "$jobs" libpurge.a >"$out/libpurge-build.log"
 	fi

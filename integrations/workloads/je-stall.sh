@@ -8,7 +8,8 @@
 #
 # usage: je-stall.sh -b BUILD -p PATCHED_LIBJEMALLOC [-P PREVIOUS_LIBJEMALLOC]
 #                    [-s STOCK_LIBJEMALLOC] [-r ROUNDS] [-o DIR] [-- je-stall options]
-#   -b  the meson build with integrations/workloads/je-stall (default build)
+#   -b  the integrations' meson build, with workloads/je-stall
+#       (default integrations-build/meson)
 #   -p  the patched libjemalloc.so.2 (integrations/jemalloc/build.sh builds it)
 #   -P  a previous patched libjemalloc.so.2, run as the configuration
 #       "previous" between stock and patched (to compare two patch series)
@@ -19,7 +20,7 @@
 # Exit status: 0; 1 when a run fails; 2 for bad options.
 set -eu
 
-build=build patched= previous= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
+build=integrations-build/meson patched= previous= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
 out=results/je-stall-$(date +%F)
 while getopts b:p:P:s:r:o:h opt; do
 	case $opt in
@@ -34,7 +35,7 @@ while getopts b:p:P:s:r:o:h opt; do
 	esac
 done
 shift $((OPTIND - 1))
-bin=$build/integrations/workloads/je-stall
+bin=$build/workloads/je-stall
 for f in "$bin" "$patched" "$stock" ${previous:+"$previous"}; do
 	[ -n "$f" ] && [ -e "$f" ] || { echo "je-stall.sh: missing: '$f' (see -h)" >&2; exit 2; }
 done

@@ -39,7 +39,7 @@ usage: $0 -w WORKLOAD -P PATCHED [-j LIBJEMALLOC] [-r reps]
        [-k 'CONFIG...'] [-x 'workload args']...
 Run jemalloc and the patched jemalloc on a workload
 (ebizzy-lite or churn), configurations interleaved, and report medians.
-  -w WORKLOAD   the workload program (build/integrations/workloads/ebizzy-lite)
+  -w WORKLOAD   the workload program (integrations-build/meson/workloads/ebizzy-lite)
   -P PATCHED    the patched libjemalloc.so.2 (integrations/jemalloc/build.sh)
   -j LIBJEMALLOC libjemalloc.so.2 (default: found with ldconfig)
   -r reps       repetitions of every configuration (default $reps)

@@ -9,7 +9,8 @@
 #
 # usage: mi-stall.sh -b BUILD -l NAME=LIBMIMALLOC [-l NAME=LIB ...]
 #                    [-r ROUNDS] [-o DIR] [-- mi-stall options]
-#   -b  the meson build with integrations/workloads/mi-stall (default build)
+#   -b  the integrations' meson build, with workloads/mi-stall
+#       (default integrations-build/meson)
 #   -l  a libmimalloc.so.2 to preload, and its name in the results; the
 #       first is the baseline of the summary's ratios (give stock first;
 #       integrations/mimalloc/build.sh [--stock] builds them)
@@ -25,7 +26,7 @@
 # Exit status: 0; 1 when a run fails; 2 for bad options.
 set -eu
 
-build=build rounds=5 libs=
+build=integrations-build/meson rounds=5 libs=
 out=results/mi-stall-$(date +%F)
 while getopts b:l:r:o:h opt; do
 	case $opt in
@@ -38,7 +39,7 @@ while getopts b:l:r:o:h opt; do
 	esac
 done
 shift $((OPTIND - 1))
-bin=$build/integrations/workloads/mi-stall
+bin=$build/workloads/mi-stall
 [ -x "$bin" ] || { echo "mi-stall.sh: missing: '$bin' (see -h)" >&2; exit 2; }
 [ -n "$libs" ] || { echo "mi-stall.sh: no -l NAME=LIB (see -h)" >&2; exit 2; }
 for l in $libs; do

@@ -8,12 +8,14 @@
 #              (perf's syscall tracepoints), ebizzy-lite and churn, stock
 #              and patched at the same decommit delay, and the patched
 #              library's libpurge line
-# BUILD is a meson build directory of this repository.
+# BUILD is a meson build of integrations/ (integrations-build/meson; until
+# 2.3, when the integrations were part of the library's meson project, the
+# library's build directory, with them under BUILD/integrations/).
 set -u
 build=$1 stock=$2 patched=$3
 here=$(cd "$(dirname "$0")" && pwd)
 machine="nproc $(nproc), uname -r $(uname -r)"
-idle=$build/integrations/mimalloc/mimalloc-idle
+idle=$build/mimalloc/mimalloc-idle
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $machine; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "command: [MIMALLOC_DECOMMIT_DELAY=d] LD_PRELOAD=LIB $idle -g G   (RSS in KiB, /proc/self/statm)"
@@ -31,7 +33,7 @@ idle=$build/integrations/mimalloc/mimalloc-idle
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$here/idle.txt"
 cat "$here/idle.txt"
-w=$build/integrations/workloads
+w=$build/workloads
 ev=syscalls:sys_enter_madvise,syscalls:sys_enter_process_madvise
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $machine; load average $(cut -d' ' -f1-3 /proc/loadavg)"
