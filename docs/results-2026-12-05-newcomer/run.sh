@@ -17,6 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here}
 repo=$(cd "${1:-$here/../..}" && pwd)
 work=$(mktemp -d)
+mkdir "$work/clone"
 trap 'redis-cli -p 6390 shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 log=$out/times.txt
 {
