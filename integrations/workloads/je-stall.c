@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stall.h"
+
 typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
 
 #define MAX_SAMPLES (1u << 22)
@@ -54,13 +56,6 @@ static size_t page;
 enum { FILLING, QUIET, PURGING, DONE };
 static atomic_int phase; /* A's phase; B records QUIET and PURGING pairs */
 static struct window before, during;
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
 
 /* B's own time, read by B when the purge begins and when it ends. */
 struct btime {
@@ -101,8 +96,7 @@ static void bind_arena0(void)
 
 static void touch(char *p, size_t len)
 {
-	for (size_t i = 0; i < len; i += page)
-		p[i] = 1;
+	touch_pages(p, len, page);
 }
 
 static void record(struct window *w, double us)
@@ -145,18 +139,9 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double pct(const struct window *w, double q)
 {
-	if (!w->n)
-		return 0;
-	size_t i = (size_t)(q / 100 * (double)(w->n - 1) + 0.5);
-	return w->v[i];
+	return sorted_pct(w->v, w->n, q);
 }
 
 static void print_row(unsigned rep, double purge_ms)

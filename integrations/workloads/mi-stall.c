@@ -45,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stall.h"
+
 typedef void mi_collect_fn(bool force);
 
 #define MAX_SAMPLES (1u << 22)
@@ -72,17 +74,9 @@ static size_t nsamples;
 static double *scratch;
 static struct opts o = {512, 512, 192, 3, false, NULL};
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static void touch(char *p, size_t len)
 {
-	for (size_t i = 0; i < len; i += page)
-		p[i] = 1;
+	touch_pages(p, len, page);
 }
 
 static void *xmalloc(size_t len)
@@ -121,19 +115,6 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double pct(const double *v, size_t n, double q)
-{
-	if (!n)
-		return 0;
-	return v[(size_t)(q / 100 * (double)(n - 1) + 0.5)];
-}
-
 /* B's pairs that overlap [from, to) (within it, with inside): count, p50,
  * p99.9, max.  A pair that began before a window and ended in it counts
  * whole: a wait for the purge may begin just before it. */
@@ -146,8 +127,8 @@ static void print_window(double from, double to, bool inside)
 			scratch[n++] = x->t1 - x->t0;
 	}
 	qsort(scratch, n, sizeof(double), cmp_double);
-	printf(o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %9zu %9.1f %10.1f %10.1f", n, pct(scratch, n, 50),
-	       pct(scratch, n, 99.9), n ? scratch[n - 1] : 0);
+	printf(o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %9zu %9.1f %10.1f %10.1f", n,
+	       sorted_pct(scratch, n, 50), sorted_pct(scratch, n, 99.9), n ? scratch[n - 1] : 0);
 }
 
 static void print_row(unsigned rep, double release_ms, double collect_ms)
