@@ -28,7 +28,7 @@ else
 fi
 
 tracked() { # is $1 a tracked file, or a folder holding tracked files?
-	[ -n "$(git ls-files -- "$1" | head -n 1)" ]
+	[ -n "$(git ls-files -- "$1" 2>/dev/null | head -n 1)" ] # a path outside the tree: not tracked
 }
 
 bad=0
