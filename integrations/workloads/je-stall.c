@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stall.h"
+#include "workload.h"
 
 typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
 

@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stall.h"
+#include "workload.h"
 
 typedef void mi_collect_fn(bool force);
 

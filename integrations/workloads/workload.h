@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two workloads (ebizzy-lite.c, churn.c) share: the clock, their
- * random numbers, size arguments, --help, which malloc runs, RSS sampling from
- * /proc/self/statm and the timed run.  Plain malloc/free programs, so
- * nothing here depends on jemalloc or libpurge.
+ * What the workloads share: the clock, their random numbers, size
+ * arguments, --help, which malloc runs, RSS sampling from /proc/self/statm
+ * and the timed run (ebizzy-lite.c, churn.c); touching pages and the
+ * percentiles of a sorted sample (je-stall.c, mi-stall.c).  Plain
+ * malloc/free programs, so nothing here depends on jemalloc or libpurge.
  */
 #ifndef PURGE_WORKLOAD_H
 #define PURGE_WORKLOAD_H
@@ -146,6 +147,33 @@ static inline void stop_after(unsigned seconds, atomic_bool *flag)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	atomic_store(flag, true);
+}
+
+/* CLOCK_MONOTONIC in microseconds. */
+static inline double now_us(void)
+{
+	return (double)now_ns() / 1e3;
+}
+
+/* Write one byte in each page of [p, p + len). */
+static inline void touch_pages(char *p, size_t len, size_t page)
+{
+	for (size_t i = 0; i < len; i += page)
+		p[i] = 1;
+}
+
+static inline int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-th percentile (nearest rank) of v[0..n), sorted; 0 when n is 0. */
+static inline double sorted_pct(const double *v, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	return v[(size_t)(q / 100 * (double)(n - 1) + 0.5)];
 }
 
 #endif /* PURGE_WORKLOAD_H */
