@@ -11,43 +11,19 @@
 # default (integrations-build/jemalloc), where the tests look for it.
 # No source (Debian's archive unreachable) or a tool missing: the stage
 # says so, with build.sh's reason above it, and skips.
-#
-# .ci/run splits it in two, so that the build (a minute and a half of
-# compiling) runs beside its full tier, whose checks leave a CPU idle:
-#   check-jemalloc.sh --build-only   build.sh alone; its path and exit status
-#                                    go to integrations-build/jemalloc-ci.*
-#   check-jemalloc.sh --built [BUILD]  the rest, with that build
 set -euo pipefail
 cd "$(dirname "$0")/.."
-state=integrations-build/jemalloc-ci
-mode=all
-case ${1-} in --build-only | --built) mode=${1#--}; shift ;; esac
-t0=$SECONDS
-rc=0
-if [ $mode = built ]; then
-	[ -f $state.rc ] || { echo "check-jemalloc: no $state.rc: run --build-only first" >&2; exit 1; }
-	rc=$(cat $state.rc)
-	lib=$(cat $state.path)
-else
-	mkdir -p integrations-build
-	rm -f $state.rc $state.path
-	lib=$(nice integrations/jemalloc/build.sh --jobs 2) || rc=$?
-	if [ $mode = build-only ]; then
-		echo "$lib" >$state.path
-		echo $rc >$state.rc
-		echo "check-jemalloc: build.sh exit status $rc in $((SECONDS - t0))s"
-		exit 0
-	fi
-fi
 build=${1:-integrations-build/meson}
 [ -f "$build/build.ninja" ] || meson setup "$build" integrations >/dev/null
+t0=$SECONDS
+rc=0
+lib=$(nice integrations/jemalloc/build.sh --jobs 2) || rc=$?
 if [ $rc -eq 77 ]; then
 	echo "check-jemalloc: skipped: jemalloc cannot be built here (build.sh's reason is above)"
 	exit 0
 fi
 [ $rc -eq 0 ] || exit $rc
-[ $mode = built ] && echo "check-jemalloc: built beforehand: $lib" ||
-	echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
+echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
 ninja -C "$build" jemalloc/je-reuse >/dev/null
 integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
