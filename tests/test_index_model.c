@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The address index (src/index.c) against a plain sorted array, after every
- * insert and every removal.  Each check walks the tree (separators bound
- * their children, unused slots hold PURGE_IDX_NONE, all leaves at one
- * depth, every node in use reached once) and the leaf chain both ways (next
- * from the leftmost leaf, prev from the rightmost: the leaves of the tree in
- * order, their keys and values the model's), then asks every query the
- * index offers (find_le, find_ge, next from each, the neighbours that
- * insert_unless hands its clash callback, remove of an absent key) at every
- * key, key - 1, key + 1 and past both ends.
+ * insert, removal, key change and bulk load.  Each check walks the tree
+ * (separators bound their children, unused slots hold PURGE_IDX_NONE, all
+ * leaves at one depth, every node in use reached once) and the leaf chain
+ * both ways (next from the leftmost leaf, prev from the rightmost: the
+ * leaves of the tree in order, their keys and values the model's), then
+ * asks every query the index offers (find_le, find_ge, next from each, the
+ * neighbours that insert_unless hands its clash callback) at every key,
+ * key - 1, key + 1 and past both ends.
  *
  * The sequences are the ones that stress the links: ascending, descending,
  * alternating ends, the first key of the leaves next to each split or merge
@@ -16,8 +16,9 @@
  * step to the leaf before), the first key of every leaf deleted in sweeps,
  * bulk loads, and seeded random runs; at sizes of many leaves, and past two
  * thousand entries for three levels.  Up to FULL entries every probe runs
- * after every change; above, the probes around the change (the leaves next
- * to it and theirs) do, and all of them every FULL_EVERY changes.
+ * after every change; above, the probes of WIN entries either side of the
+ * change (its leaf whole, and where that leaf meets its neighbours) do, and
+ * all of them every FULL_EVERY changes.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -49,7 +50,7 @@ static const char *phase = "";
 		if (!(cond))                                                                       \
 			cr_assert_fail(__VA_ARGS__);                                               \
 	} while (0)
-#define AT "%s, change %lu, %zu entries: "
+#define AT  "%s, change %lu, %zu entries: "
 #define ATV phase, step, mn
 
 static uint64_t rnd(void)
@@ -109,8 +110,8 @@ static void walk_node(uint32_t id, int d, uintptr_t lo, bool has_lo, uintptr_t h
 		EXPECT(i == 0 || nd->key[i - 1] < k, AT "node %u: keys out of order at %u", ATV, id,
 		       i);
 		EXPECT((!has_lo || k >= lo) && (!has_hi || k < hi),
-		       AT "node %u: key %#lx at %u outside its separators", ATV, id, (unsigned long)k,
-		       i);
+		       AT "node %u: key %#lx at %u outside its separators", ATV, id,
+		       (unsigned long)k, i);
 	}
 	if (nd->leaf) {
 		if (leaf_depth < 0)
@@ -130,8 +131,8 @@ static void check_links(void)
 {
 	EXPECT(x.count == mn, AT "count %u", ATV, x.count);
 	if (mn == 0) {
-		EXPECT(x.root == 0 && x.used == 0, AT "empty, yet root %u and %u nodes", ATV, x.root,
-		       x.used);
+		EXPECT(x.root == 0 && x.used == 0, AT "empty, yet root %u and %u nodes", ATV,
+		       x.root, x.used);
 		return;
 	}
 	nleaves = nodes_seen = 0;
@@ -146,7 +147,8 @@ static void check_links(void)
 		EXPECT(id == leaves[l], AT "next of leaf %u is %u, the tree has %u", ATV, prev, id,
 		       leaves[l]);
 		const struct purge__node *nd = &x.node[id];
-		EXPECT(nd->prev == prev, AT "prev of leaf %u is %u, not %u", ATV, id, nd->prev, prev);
+		EXPECT(nd->prev == prev, AT "prev of leaf %u is %u, not %u", ATV, id, nd->prev,
+		       prev);
 		for (uint32_t i = 0; i < nd->n; i++, at++) {
 			EXPECT(at < mn && nd->key[i] == mk[at] && nd->val[i] == mv[at],
 			       AT "leaf %u entry %u (%#lx) is not model entry %zu", ATV, id, i,
@@ -166,7 +168,8 @@ static void check_links(void)
 		const struct purge__node *nd = &x.node[id];
 		for (uint32_t i = nd->n; i-- > 0;) {
 			at--;
-			EXPECT(nd->key[i] == mk[at], AT "walking back: leaf %u entry %u", ATV, id, i);
+			EXPECT(nd->key[i] == mk[at], AT "walking back: leaf %u entry %u", ATV, id,
+			       i);
 		}
 		id = nd->prev;
 	}
@@ -204,8 +207,8 @@ static void check_pos(bool got, struct purge__ipos *p, size_t j, const char *how
 	EXPECT(purge__idx_val(&x, p) == mv[j], AT "%s(%#lx): wrong value", ATV, how,
 	       (unsigned long)k);
 	got = purge__idx_next(&x, p);
-	EXPECT(got == (j + 1 < mn), AT "next after %s(%#lx) answers %d", ATV, how,
-	       (unsigned long)k, got);
+	EXPECT(got == (j + 1 < mn), AT "next after %s(%#lx) answers %d", ATV, how, (unsigned long)k,
+	       got);
 	if (got)
 		EXPECT(purge__idx_key(&x, p) == mk[j + 1],
 		       AT "next after %s(%#lx) finds %#lx, not %#lx", ATV, how, (unsigned long)k,
@@ -364,8 +367,8 @@ static uintptr_t first_of(uint32_t leaf)
 static void del_firsts_around(uint32_t l)
 {
 	uint32_t p = x.node[l].prev, n = x.node[l].next;
-	uintptr_t f[5] = {first_of(n), first_of(n ? x.node[n].next : 0), first_of(l),
-	                  first_of(p), first_of(p ? x.node[p].prev : 0)};
+	uintptr_t f[5] = {first_of(n), first_of(n ? x.node[n].next : 0), first_of(l), first_of(p),
+	                  first_of(p ? x.node[p].prev : 0)};
 
 	for (int j = 0; j < 5; j++)
 		if (f[j] != NONE && m_has(f[j]))
