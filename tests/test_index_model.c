@@ -33,6 +33,8 @@
 #define FULL_EVERY 256  /* and all of them every this many changes */
 
 #define NONE PURGE_IDX_NONE
+/* sparse keys: 2^40, or 2^30 where uintptr_t has 32 bits */
+#define SPARSE ((uintptr_t)1 << (UINTPTR_MAX > 0xffffffffu ? 40 : 30))
 
 static uintptr_t mk[MAXN]; /* the model: keys, sorted */
 static uint32_t mv[MAXN];  /* and their values */
@@ -488,7 +490,7 @@ Test(index_model, first_keys_next_to_splits_and_merges)
 {
 	for (uint64_t seed = 31; seed < 34; seed++) {
 		start(seed & 1 ? "split/merge, sparse" : "split/merge, dense", seed);
-		uintptr_t range = seed & 1 ? (uintptr_t)1 << 40 : 3 * FULL;
+		uintptr_t range = seed & 1 ? SPARSE : 3 * FULL;
 		while (mn < FULL) {
 			uintptr_t k = 1 + rnd() % range;
 			if (!m_has(k))
@@ -505,7 +507,7 @@ Test(index_model, random)
 {
 	for (uint64_t seed = 41; seed < 44; seed++) {
 		start("random", seed);
-		uintptr_t range = seed & 1 ? 2 * FULL : (uintptr_t)1 << 36;
+		uintptr_t range = seed & 1 ? 2 * FULL : SPARSE;
 		size_t hi = FULL;
 		for (int op = 0; op < 1000; op++) {
 			unsigned r = (unsigned)(rnd() % 1000);
