@@ -26,6 +26,8 @@
 #   stats     mi3-stall under strace: the process_madvise calls strace
 #             counts are the '-vectored' line of mi_stats_print, and the
 #             madvise calls cover the rest of '-calls'
+#   fallback  test-purge-batch with process_madvise failing ENOSYS or EPERM
+#             (strace's fault injection): the madvise loop takes over
 #   bun       mi3-stall --b collect: a forced collect that meets another
 #             thread's purge pass is not skipped: 300 ms later at most
 #             16 MiB more is resident than after uncontended collects
@@ -202,8 +204,14 @@ if [ $own = 1 ]; then
 	done
 	if command -v strace >/dev/null; then
 		check "stats: strace's calls are the counters" stats_truthful
+		# the kernel refuses process_madvise (strace injects the error): madvise per range
+		for e in ENOSYS EPERM; do
+			check "fallback: test-purge-batch with process_madvise failing $e" \
+				strace -f -o /dev/null -e trace=process_madvise -e inject=process_madvise:error=$e \
+				"$work/v3-patched/build/mimalloc-test-purge-batch"
+		done
 	else
-		echo "  SKIP: stats (no strace)"
+		echo "  SKIP: stats and fallback (no strace)"
 	fi
 	check "bun: a forced collect during another's pass is not skipped" bun_not_skipped
 	echo "own checks: $((SECONDS - t0)) s"
