@@ -9,6 +9,8 @@
 #   2. jemalloc's source: Debian's source package (apt-get source in a
 #      private directory, integrations/common/debian-source.sh), or the tree
 #      or tarball given with -s/--source (5.3.1, jemalloc's dev branch...);
+#      --jemalloc 5.3.1 takes ../shared/sources/jemalloc-5.3.1.tar.xz (a
+#      git archive of the tag: VERSION is written and autoconf run here);
 #   3. the patch series patches/<version>/series (patch -p1; 5.3.0's for a
 #      version that has none), autoconf, configure --with-libpurge, make.
 #
@@ -25,12 +27,39 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 allocator=jemalloc
-own_usage="  -- CONFIGURE_ARGS    replace jemalloc's default configure options"
+own_usage="      --jemalloc VERSION  5.3.0 (default: Debian's source package) or
+                        5.3.1 (the release tarball in ../shared/sources, or
+                        --source; OUTDIR defaults to integrations-build/
+                        jemalloc-5.3.1)
+  -- CONFIGURE_ARGS    replace jemalloc's default configure options"
 rest_usage="CONFIGURE_ARGS..."
-own_option() { own_shift=0; }
+jeversion=5.3.0
+own_option() {
+	own_shift=0
+	case $1 in
+	--jemalloc)
+		[ $# -ge 2 ] || bad_usage "--jemalloc wants a version"
+		case $2 in
+		5.3.0 | 5.3.1) jeversion=$2 ;;
+		*) bad_usage "--jemalloc: 5.3.0 or 5.3.1, not '$2'" ;;
+		esac
+		own_shift=2 ;;
+	esac
+}
 # shellcheck source=integrations/common/build-args.sh
 . "$repo/integrations/common/build-args.sh"
 build_args "$@"
+if [ "$jeversion" = 5.3.1 ]; then
+	# its own default OUTDIR, beside 5.3.0's
+	if [ "$out" = "$repo/integrations-build/jemalloc" ]; then
+		out=$repo/integrations-build/jemalloc-5.3.1
+		mkdir -p "$out"
+	fi
+	if [ -z "$src" ]; then
+		src=$(cd "$repo/.." && pwd)/shared/sources/jemalloc-5.3.1.tar.xz
+		[ -f "$src" ] || { echo "build.sh: no jemalloc 5.3.1 source: $src is missing (give --source)" >&2; exit 77; }
+	fi
+fi
 confargs=("${rest[@]}")
 if [ ${#rest[@]} -eq 0 ]; then
 	case $(uname -m) in
@@ -39,6 +68,12 @@ if [ ${#rest[@]} -eq 0 ]; then
 	esac
 	confargs+=(--with-lg-hugepage=21)
 	case $(uname -m) in x86_64 | i?86) confargs+=(--enable-prof) ;; esac
+	# jemalloc 5.3.1 (opt.process_madvise_max_batch) finds process_madvise
+	# only through <sys/pidfd.h>'s PIDFD_SELF, which glibc before 2.41 lacks;
+	# without it the option is silently clipped to 0.  The syscall is 440 on
+	# x86_64 and on the generic table (aarch64); applied after the source is
+	# unpacked, when its configure.ac has the option.
+	case $(uname -m) in x86_64 | aarch64) pmadv_nr=440 ;; *) pmadv_nr="" ;; esac
 fi
 log() { printf 'build.sh: %s\n' "$*" >&2; }
 needs make cc patch tar
@@ -75,6 +110,24 @@ fi
 rm -rf "$tree"
 mv "$tree.new" "$tree"
 [ -f "$tree/configure.ac" ] || { log "$src: not a jemalloc source (no configure.ac)"; exit 1; }
+if [ ! -f "$tree/VERSION" ]; then
+	# a git archive of a tag (../shared/sources/README.md): no VERSION, no
+	# configure; the version comes from its top folder's name
+	v=$(basename "$src" | sed -n 's/^jemalloc-\([0-9][0-9.]*[0-9]\)\(\.tar.*\)\{0,1\}$/\1/p')
+	case $v in
+	5.3.1) gid=81034ce1f1373e37dc865038e1bc8eeecf559ce8 ;;
+	*) gid=0000000000000000000000000000000000000000 ;;
+	esac
+	[ -n "$v" ] || { log "$src: no VERSION file, and no version in its name"; exit 1; }
+	echo "$v-0-g$gid" >"$tree/VERSION"
+fi
+if [ ! -f "$tree/configure" ]; then
+	needs autoconf
+	(cd "$tree" && autoconf)
+fi
+if [ -n "${pmadv_nr:-}" ] && grep -q experimental_sys_process_madvise "$tree/configure.ac"; then
+	confargs+=(--with-experimental-sys-process-madvise="$pmadv_nr")
+fi
 version=$(sed 's/-.*//' "$tree/VERSION" 2>/dev/null || true)
 [ -n "$version" ] || version=unknown
 log "jemalloc $version from $src"
