@@ -60,7 +60,7 @@
 typedef void mi_collect_fn(bool force);
 
 #define MAX_SAMPLES (1u << 21)
-#define MAX_RSS (1u << 16)
+#define MAX_RSS     (1u << 16)
 
 enum { B_ALLOC, B_COLLECT, B_NONE };
 enum { FILLING, QUIET, RELEASE, COLLECT, DONE };
@@ -83,7 +83,8 @@ static size_t page;
 static atomic_int phase;
 static atomic_bool b_ready, b_final, sampling;
 static double t_quiet, t_release, t_collect, t_done, tb_collect, tb_done;
-static double cpu_collect; /* A's CPU time in its collect (us): less sensitive to load than the wall time */
+static double
+    cpu_collect; /* A's CPU time in its collect (us): less sensitive to load than the wall time */
 static struct sample *samples;
 static size_t nsamples;
 static double *scratch;
@@ -261,12 +262,14 @@ static void one_repeat(unsigned rep)
 		if (rss[i].t <= last && rss[i].mib > peak)
 			peak = rss[i].mib;
 
-	printf(o.csv ? "%u,%.2f,%.2f,%.2f" : "%6u %10.2f %10.2f %9.2f", rep, (t_collect - t_release) / 1e3,
-	       (t_done - t_collect) / 1e3, cpu_collect / 1e3);
+	printf(o.csv ? "%u,%.2f,%.2f,%.2f" : "%6u %10.2f %10.2f %9.2f", rep,
+	       (t_collect - t_release) / 1e3, (t_done - t_collect) / 1e3, cpu_collect / 1e3);
 	print_window(t_collect, t_done, false);
 	print_window(t_quiet, t_release, true);
-	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f\n" : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
-	       tb_done ? (tb_done - tb_collect) / 1e3 : 0, rss_before, peak, rss_after, rss_later, rss_ref);
+	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f\n"
+	             : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+	       tb_done ? (tb_done - tb_collect) / 1e3 : 0, rss_before, peak, rss_after, rss_later,
+	       rss_ref);
 	fflush(stdout);
 	if (o.rss) {
 		FILE *f = fopen(o.rss, "a");
@@ -360,12 +363,13 @@ int main(int argc, char **argv)
 	scratch = malloc(MAX_SAMPLES * sizeof(*scratch));
 	if (statm < 0 || !samples || !scratch)
 		return 1;
-	printf(o.csv ? "repeat,release_ms,collect_ms,collect_cpu_ms,b_n,b_p50_us,b_p999_us,b_max_us,"
-	               "before_n,before_p50_us,before_p999_us,before_max_us,b_collect_ms,"
-	               "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib\n"
-	             : "repeat release_ms collect_ms  cpu_ms     b_n  b_p50us b_p999us  b_maxus"
-	               "  befor_n  p50_us  p999_us   max_us b_coll_ms rss_befor  rss_peak"
-	               " rss_after rss_later   rss_ref\n");
+	printf(o.csv
+	           ? "repeat,release_ms,collect_ms,collect_cpu_ms,b_n,b_p50_us,b_p999_us,b_max_us,"
+	             "before_n,before_p50_us,before_p999_us,before_max_us,b_collect_ms,"
+	             "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib\n"
+	           : "repeat release_ms collect_ms  cpu_ms     b_n  b_p50us b_p999us  b_maxus"
+	             "  befor_n  p50_us  p999_us   max_us b_coll_ms rss_befor  rss_peak"
+	             " rss_after rss_later   rss_ref\n");
 	for (unsigned r = 1; r <= o.repeat; r++)
 		one_repeat(r);
 	return 0;
