@@ -25,7 +25,9 @@
  * 1 s; 3: it did not return in 20 s (the alarm); 4: usage or setup error;
  * 77: no jemalloc with a background thread is loaded.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
