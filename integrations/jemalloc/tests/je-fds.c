@@ -45,7 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NFILES 10
+#define NFILES     10
 #define FILE_BYTES 16
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
@@ -216,8 +216,8 @@ static int after_close(const char *who, const char *dir)
 	mallctl_p("stats.background_thread.fds_lost", &lost, &sz, NULL, 0);
 	mallctl_p("stats.background_thread.fds_reopened", &reopened, &sz, NULL, 0);
 	printf("%s %s: background_thread:false took %.1f ms; fds_lost %llu fds_reopened %llu\n",
-	       bad ? "FAIL" : (ms > 1000 ? "FAIL (slow)" : "ok"), who, ms,
-	       (unsigned long long)lost, (unsigned long long)reopened);
+	       bad ? "FAIL" : (ms > 1000 ? "FAIL (slow)" : "ok"), who, ms, (unsigned long long)lost,
+	       (unsigned long long)reopened);
 	fflush(stdout);
 	return bad ? 1 : ms > 1000 ? 2 : 0;
 }
