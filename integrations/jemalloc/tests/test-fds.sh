@@ -54,6 +54,9 @@ if [ -z "$bin" ]; then
 	bin=$tmp/je-fds
 	"$cc" -O2 -o "$bin" "$here/je-fds.c" -ldl || exit 1
 fi
+# the runs cd into $tmp: a relative path must not change meaning there
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+[ -x "$bin" ] || { echo "test-fds: no je-fds at $bin"; exit 1; }
 declare -A pass bytes slow hung other
 names=() libs=()
 for a in "$@"; do
