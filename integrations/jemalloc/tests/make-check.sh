@@ -122,28 +122,12 @@ run_suite() { # CONF SUITE TESTS...
 	summary "$conf" "$suite" "$log/run"
 }
 
-# only_timing_flake LOG: did the run fail in test/unit/hpa_background_thread
-# alone?  That test waits for jemalloc's background thread, which can miss a
-# wakeup and sleep past the test's 20 s: jemalloc's PR #2989 (2026-08)
-# documents it of stock jemalloc under load and makes the test nudge the
-# thread.  Seen here in 1 CI run and in 2 of 130 runs of the patched test
-# alone (load 0-2), 0 of 100 stock; not root-caused.
-only_timing_flake() {
-	grep -q 'hpa_background_thread\.c:[0-9]*: Failed assertion' "$1" &&
-		! grep -E ': Failed assertion|Test harness error|<jemalloc>' "$1" |
-			grep -vq 'hpa_background_thread\.c:'
-}
-
-# the defaults: jemalloc's own targets, as its developers run them; once
-# more when the only failure is that timing test (both runs are printed)
+# the defaults: jemalloc's own targets, as its developers run them, once:
+# no retry (test/unit/hpa_background_thread failed 2 of 1,000 runs patched,
+# 0 of 1,000 stock, until patch 0016 bounded an indefinite sleep; see
+# rate-hpa-bg.sh and the jemalloc README)
 make check >"$log/check" 2>&1
 summary "" "check(unit+integration+decay+prof)" "$log/check"
-if [ $bad -eq 1 ] && only_timing_flake "$log/check"; then
-	echo "make-check: only test/unit/hpa_background_thread failed (a timing test, see only_timing_flake): make check again"
-	bad=0
-	make check >"$log/check" 2>&1
-	summary "" "check(unit+integration+decay+prof), again" "$log/check"
-fi
 if [ $quick -eq 0 ]; then
 	make stress >"$log/stress" 2>&1
 	summary "" stress "$log/stress"
