@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # je-stall-summary.py CSV: the min, median and max of je-stall.sh's columns, one
-# row a configuration (docs/results-2026-12-05-je-stall-*/summary.csv).
+# row a configuration (bench/results/je-stall*/2026-12-05/summary.csv).
 import csv,sys,statistics as st
 rows=list(csv.DictReader(open(sys.argv[1])))
 cfgs=[]

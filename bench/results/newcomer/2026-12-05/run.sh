@@ -11,11 +11,11 @@
 # elsewhere).  As root, on Debian 12, with network access to its archive;
 # about 5 minutes on the project's 2-vCPU VM.
 #
-# usage: docs/results-2026-12-05-newcomer/run.sh [REPO]   (default: this one)
+# usage: bench/results/newcomer/2026-12-05/run.sh [REPO]   (default: this one)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here}
-repo=$(cd "${1:-$here/../..}" && pwd)
+repo=$(cd "${1:-$here/../../../..}" && pwd)
 work=$(mktemp -d)
 mkdir "$work/clone"
 trap 'redis-cli -p 6390 shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT

@@ -15,7 +15,7 @@ cc -O2 -Wall -o "$bin" "$here/pending-bench.c" -ldl
 	echo "nproc: $(nproc)"
 	echo "uname -r: $(uname -r)"
 	echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "command: integrations/jemalloc/results-2026-12-05/run.sh $plib $slib"
+	echo "command: bench/results/jemalloc/2026-12-05/run.sh $plib $slib"
 } >"$here/machine.txt"
 echo "lib,pattern,decay,purge_max_pending,ranges,calls,flushes,peak_pending_mib" >"$here/pending.csv"
 for pat in big small; do

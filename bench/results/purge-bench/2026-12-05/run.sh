@@ -12,7 +12,7 @@
 #                          pages at the two ends of a 64 GiB heap, 3 runs
 # About 3 minutes on the project's 2-vCPU VM.
 #
-# usage: docs/results-2026-12-05-bench/run.sh [BUILD]   (default: build)
+# usage: bench/results/purge-bench/2026-12-05/run.sh [BUILD]   (default: build)
 set -eu
 here=${OUT:-$(cd "$(dirname "$0")" && pwd)}
 build=${1:-build}

@@ -16,7 +16,7 @@ out=$here/calloc-py.txt
 {
 	echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC'); nproc $(nproc); uname -r $(uname -r); load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "python: $py"
-	echo "command: CONF=$conf integrations/jemalloc/results-2026-12-05/calloc-py.sh $rounds $*"
+	echo "command: CONF=$conf bench/results/jemalloc/2026-12-05/calloc-py.sh $rounds $*"
 } >>"$out"
 for lib in "$@"; do
 	t0=$(date +%s.%N)

@@ -11,7 +11,7 @@
 # then summary.txt: per version and batch, the median over rounds of each
 # column (stall-bench's own columns; see its --help).
 #
-# usage: docs/results-2026-12-05-stall/run.sh [ROUNDS] [stall-bench options]
+# usage: bench/results/stall/2026-12-05/run.sh [ROUNDS] [stall-bench options]
 set -eu
 here=${OUT:-$(cd "$(dirname "$0")" && pwd)} # OUT: write elsewhere (a trial)
 repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
