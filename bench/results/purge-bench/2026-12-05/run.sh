@@ -16,8 +16,8 @@
 set -eu
 here=${OUT:-$(cd "$(dirname "$0")" && pwd)}
 build=${1:-build}
-pb=$build/tools/purge-bench
-qb=$build/tools/queue-bench
+pb=$build/bench/purge-bench
+qb=$build/bench/queue-bench
 for b in "$pb" "$qb"; do
 	[ -x "$b" ] || { echo "run.sh: no $b (meson setup $build && ninja -C $build)" >&2; exit 2; }
 done

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# The stall benchmark of docs/stall.md: tools/stall-bench (this tree's)
+# The stall benchmark of docs/stall.md: bench/stall-bench (this tree's)
 # built against three trees of the library and run interleaved, ROUNDS
 # rounds of one run per batch each, into this folder:
 #   22   6cd6dba, libpurge 2.2: the lock held across every call

@@ -10,7 +10,7 @@
 #include "bench.h"
 
 #ifndef BENCH_PLOT_GP
-#define BENCH_PLOT_GP "tools/purge-bench/plot.gp"
+#define BENCH_PLOT_GP "bench/purge-bench/plot.gp"
 #endif
 
 /* Can path be written?  Checked without truncating it (nor waiting on a

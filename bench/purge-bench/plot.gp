@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # purge-bench --plot: median ns per purged page against vlen, with p10-p90
 # bars, from purge-bench's CSV.  Also by hand:
-#   gnuplot -c tools/purge-bench/plot.gp results/sweep.csv results/sweep.svg ['title']
+#   gnuplot -c bench/purge-bench/plot.gp results/sweep.csv results/sweep.svg ['title']
 if (ARGC < 2) { print "usage: gnuplot -c plot.gp IN.csv OUT.svg|OUT.png [TITLE]"; exit status 2 }
 if (ARG2[strlen(ARG2) - 3:] eq ".png") {
 	set terminal pngcairo size 1000,620

@@ -8,8 +8,7 @@
 # only), results/sweep.json (machine, parameters, raw samples, warnings,
 # the suggestion) and results/sweep.svg (drawn from the CSV by plot.gp).
 #
-# usage: see usage() below (tools/purge-bench/sweep.sh --help; tools/sweep.sh
-# is a link to this file, the path older docs give).
+# usage: see usage() below (bench/purge-bench/sweep.sh --help).
 #
 # The defaults take about a minute on a quiet 2-CPU machine (46 s on the
 # 6.18 test VM on 2026-12-04; 121 s at load average 4-6 on 2026-12-05): every
@@ -21,14 +20,14 @@ set -eu
 usage() {
 	cat <<EOF
 usage: $0 [BUILD_DIR] [purge-bench options...]
-Run the README's sweep: BUILD_DIR/tools/purge-bench over vlen 1..1024 on
+Run the README's sweep: BUILD_DIR/bench/purge-bench over vlen 1..1024 on
 64 MiB purged in scattered 4 KiB pieces, with a second thread, --repeat 5
 and --suggest.  Prints the table; writes RESULTS_DIR/sweep.csv, sweep.json
 and, with gnuplot, sweep.svg.
   BUILD_DIR   meson build directory (default: build)
   options     passed on after the defaults, so they win, e.g.
               $0 build --size 256M --repeat 9
-              (BUILD_DIR/tools/purge-bench --help lists them)
+              (BUILD_DIR/bench/purge-bench --help lists them)
   -h, --help  this text
 Environment: RESULTS_DIR, where the files go (default: results).
 Exit status: purge-bench's; 1 when it is not built.
@@ -46,7 +45,7 @@ case ${1-} in
 -*|'') ;;
 *) build=$1; shift ;;
 esac
-bench=$build/tools/purge-bench
+bench=$build/bench/purge-bench
 results=${RESULTS_DIR:-results}
 
 if [ ! -x "$bench" ]; then
