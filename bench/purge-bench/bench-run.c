@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "bench.h"
 #include "purge.h"
 #include "syscall.h" /* src/: process_madvise(PIDFD_SELF) as the library calls it */
@@ -19,13 +20,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void write_pages(char *p, size_t len, size_t page)
 {

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "purge.h"
 #include "syscall.h"
 
@@ -63,14 +64,6 @@ struct opts {
 	bool latency;
 	size_t huge; /* bytes of sparse heap for the huge-* rows; 0: none */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t rnd(uint64_t *s)
 {

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "purge.h"
 
 #ifndef SYS_process_madvise
@@ -75,14 +76,6 @@ enum {
 struct stall_run {
 	double f[F_N];
 };
-
-static uint64_t stall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int stall_cmp_u64(const void *a, const void *b)
 {
@@ -139,7 +132,7 @@ static void stall_lock_take(void *arg)
 
 	pthread_mutex_lock(&l->m);
 	if (atomic_load(&l->timing) && pthread_equal(pthread_self(), l->a))
-		l->since = stall_now();
+		l->since = now_ns();
 }
 
 static void stall_lock_give(void *arg)
@@ -147,7 +140,7 @@ static void stall_lock_give(void *arg)
 	struct stall_lock *l = arg;
 
 	if (atomic_load(&l->timing) && pthread_equal(pthread_self(), l->a)) {
-		uint64_t held = stall_now() - l->since;
+		uint64_t held = now_ns() - l->since;
 		l->longest = held > l->longest ? held : l->longest;
 	}
 	pthread_mutex_unlock(&l->m);
@@ -214,10 +207,10 @@ static void *stall_b_main(void *arg)
 	while (atomic_load(&b->phase) == 0)
 		;
 	while (atomic_load(&b->phase) == 1 && b->n < b->cap) {
-		uint64_t t0 = stall_now();
+		uint64_t t0 = now_ns();
 		stall_b_pair(b);
 		b->at[b->n] = t0;
-		b->ns[b->n++] = stall_now() - t0;
+		b->ns[b->n++] = now_ns() - t0;
 		atomic_store(&b->ready, true);
 	}
 	return NULL;
@@ -252,10 +245,10 @@ static void stall_fill(purge_queue *q, char *r, size_t n)
 /* A's flush; when = its start and end. */
 static double stall_flush_ms(purge_queue *q, uint64_t when[2])
 {
-	when[0] = stall_now();
+	when[0] = now_ns();
 	int ret = purge_flush(q);
 
-	when[1] = stall_now();
+	when[1] = now_ns();
 	if (ret < 0) {
 		fprintf(stderr, "stall-bench: purge_flush: %s\n", strerror(-ret));
 		exit(1);
@@ -394,10 +387,10 @@ static double stall_call_us(unsigned batch, char *r, size_t pages)
 	for (unsigned c = 0; c < calls; c++) {
 		for (unsigned i = 0; i < batch; i++)
 			iov[i] = (struct iovec){r + 2 * ((size_t)c * batch + i) * page, page};
-		uint64_t t0 = stall_now();
+		uint64_t t0 = now_ns();
 		long ret =
 		    syscall(SYS_process_madvise, STALL_PIDFD_SELF, iov, batch, MADV_DONTNEED, 0);
-		us[c] = (double)(stall_now() - t0) / 1e3;
+		us[c] = (double)(now_ns() - t0) / 1e3;
 		if (ret < 0)
 			return -1; /* no process_madvise here: the queue loops */
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the workloads share: the clock, their random numbers, size
+ * What the workloads share: the clock (bench/common/clock.h), their random numbers, size
  * arguments, --help, which malloc runs, RSS sampling from /proc/self/statm
  * and the timed run (ebizzy-lite.c, churn.c); touching pages and the
  * percentiles of a sorted sample (je-stall.c, mi-stall.c).  Plain
@@ -23,13 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "../../bench/common/clock.h" /* now_ns() */
 
 /* xorshift64*: s must not start at 0. */
 static inline uint64_t next(uint64_t *s)
