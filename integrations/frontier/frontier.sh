@@ -182,37 +182,10 @@ dry=0
 report_only=""
 
 parse_options() {
-	local opt
-	while getopts "b:j:J:P:m:M:p:q:a:c:e:y:w:x:t:r:d:k:K:S:o:nR:h" opt; do
-		case $opt in
-		b) build=$OPTARG ;;
-		j) je=$OPTARG ;;
-		J) je531=$OPTARG ;;
-		P) jep=$OPTARG ;;
-		m) mi=$OPTARG ;;
-		M) mip=$OPTARG ;;
-		p) pje="$pje$OPTARG"$'\n' ;;
-		q) pmi="$pmi$OPTARG"$'\n' ;;
-		a) added="$added$OPTARG"$'\n' ;;
-		c) cpat=$OPTARG ;;
-		e) ebizzy=$OPTARG ;;
-		y) python=$OPTARG ;;
-		w) wpat=$OPTARG ;;
-		x) extra_wl="$extra_wl$OPTARG"$'\n' ;;
-		t) threads=$OPTARG ;;
-		r) reps=$OPTARG ;;
-		d) secs=$OPTARG ;;
-		k) keys=$OPTARG ;;
-		K) keys2=$OPTARG ;;
-		S) srv_cpus=$OPTARG ;;
-		o) out=$OPTARG ;;
-		n) dry=1 ;;
-		R) report_only=$OPTARG ;;
-		h) usage && exit 0 ;;
-		*) usage >&2 && exit 1 ;;
-		esac
-	done
-	[ "$OPTIND" -gt $# ] || { echo "$0: unexpected argument '${!OPTIND}'" >&2 && exit 1; }
+	bench_opts 'b:build j:je J:je531 P:jep m:mi M:mip p+pje q+pmi a+added c:cpat e:ebizzy
+		y:python w:wpat x+extra_wl t:threads r:reps d:secs k:keys K:keys2 S:srv_cpus o:out
+		n=dry=1 R:report_only' "$@" && shift "$bench_shift"
+	[ $# -eq 0 ] || { echo "$0: unexpected argument '$1'" >&2 && exit 1; }
 	local n
 	for n in "$reps" "$secs" "$keys" "$keys2" "$srv_cpus"; do
 		[[ $n =~ ^[0-9]+$ ]] || { echo "$0: '$n' is not a number" >&2 && exit 1; }

@@ -114,3 +114,58 @@ redis_stop() {
 	wait "$redis_pid"
 	rm -rf "$redis_dir"
 }
+
+# ---- options ---------------------------------------------------------------
+
+# bench_opts 'SPEC' "$@" && shift "$bench_shift": the one option parser of
+# the measuring scripts (getopts underneath).  SPEC is words, one an option:
+#   b:build     -b VALUE sets $build
+#   p+pje       -p VALUE adds the line VALUE to $pje (each line ends in \n)
+#   x|extra     -x VALUE adds "|VALUE" to $extra
+#   n=dry=1     -n sets $dry to 1 (a value without blanks)
+# -h, and --help as the first argument, print the caller's usage() and exit
+# 0; an unknown option or a missing value prints usage() on stderr and exits
+# with $bench_bad_status (default 1).  $bench_shift: the options' words, to
+# shift before the operands.
+bench_opts() {
+	bench_spec=$1
+	shift
+	case ${1-} in --help)
+		usage
+		exit 0
+		;;
+	esac
+	bench_optstring=h
+	for bench_w in $bench_spec; do
+		case $bench_w in
+		?=*) bench_optstring=$bench_optstring${bench_w%"${bench_w#?}"} ;;
+		*) bench_optstring=$bench_optstring${bench_w%"${bench_w#?}"}: ;;
+		esac
+	done
+	OPTIND=1
+	while getopts "$bench_optstring" bench_o; do
+		case $bench_o in
+		h)
+			usage
+			exit 0
+			;;
+		'?')
+			usage >&2
+			exit "${bench_bad_status:-1}"
+			;;
+		esac
+		for bench_w in $bench_spec; do
+			[ "${bench_w%"${bench_w#?}"}" = "$bench_o" ] || continue
+			bench_k=${bench_w#?}
+			bench_v=${bench_k#?}
+			case $bench_k in
+			:*) eval "$bench_v=\$OPTARG" ;;
+			+*) eval "$bench_v=\${$bench_v}\$OPTARG'
+'" ;;
+			'|'*) eval "$bench_v=\${$bench_v}'|'\$OPTARG" ;;
+			=*) eval "${bench_v%%=*}=\${bench_v#*=}" ;;
+			esac
+		done
+	done
+	bench_shift=$((OPTIND - 1))
+}

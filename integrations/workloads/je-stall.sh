@@ -22,19 +22,11 @@ set -eu
 
 build=integrations-build/meson patched= previous= stock=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 rounds=3
 out=results/je-stall-$(date +%F)
-while getopts b:p:P:s:r:o:h opt; do
-	case $opt in
-	b) build=$OPTARG ;;
-	p) patched=$OPTARG ;;
-	P) previous=$OPTARG ;;
-	s) stock=$OPTARG ;;
-	r) rounds=$OPTARG ;;
-	o) out=$OPTARG ;;
-	h) sed -n '4,20p' "$0"; exit 0 ;;
-	*) exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+usage() { sed -n '4,20p' "$0"; }
+# shellcheck source-path=SCRIPTDIR source=bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
+bench_bad_status=2
+bench_opts 'b:build p:patched P:previous s:stock r:rounds o:out' "$@" && shift "$bench_shift"
 bin=$build/workloads/je-stall
 for f in "$bin" "$patched" "$stock" ${previous:+"$previous"}; do
 	[ -n "$f" ] && [ -e "$f" ] || { echo "je-stall.sh: missing: '$f' (see -h)" >&2; exit 2; }

@@ -68,24 +68,8 @@ sizes=""
 extra=""
 keep=""
 
-# getopts cannot take a long option: --help is looked for first.
-case ${1-} in --help) usage; exit 0 ;; esac
-while getopts "w:P:j:r:d:o:x:m:c:k:h" opt; do
-	case $opt in
-	w) work=$OPTARG ;;
-	P) patched=$OPTARG ;;
-	j) je=$OPTARG ;;
-	r) reps=$OPTARG ;;
-	d) secs=$OPTARG ;;
-	o) out=$OPTARG ;;
-	x) scenarios="$scenarios|$OPTARG" ;;
-	m) sizes=$(echo "$OPTARG" | tr ',' ' ') ;;
-	c) extra="$extra|$OPTARG" ;;
-	k) keep=$OPTARG ;;
-	h) usage; exit 0 ;;
-	*) usage >&2; exit 1 ;;
-	esac
-done
+bench_opts 'w:work P:patched j:je r:reps d:secs o:out x|scenarios m:sizes c|extra k:keep' "$@"
+sizes=$(echo "$sizes" | tr ',' ' ')
 if [ ! -x "$work" ] || [ ! -r "$patched" ]; then
 	echo "$0: -w and -P are required" >&2
 	exit 1

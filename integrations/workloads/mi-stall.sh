@@ -28,17 +28,13 @@ set -eu
 
 build=integrations-build/meson rounds=5 libs=
 out=results/mi-stall-$(date +%F)
-while getopts b:l:r:o:h opt; do
-	case $opt in
-	b) build=$OPTARG ;;
-	l) libs="$libs $OPTARG" ;;
-	r) rounds=$OPTARG ;;
-	o) out=$OPTARG ;;
-	h) sed -n '4,25p' "$0"; exit 0 ;;
-	*) exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+usage() { sed -n '4,25p' "$0"; }
+# shellcheck source-path=SCRIPTDIR source=bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
+bench_bad_status=2
+bench_opts 'b:build l+libs r:rounds o:out' "$@" && shift "$bench_shift"
+# shellcheck disable=SC2086 # one line, a blank between
+libs=$(echo $libs)
 bin=$build/workloads/mi-stall
 [ -x "$bin" ] || { echo "mi-stall.sh: missing: '$bin' (see -h)" >&2; exit 2; }
 [ -n "$libs" ] || { echo "mi-stall.sh: no -l NAME=LIB (see -h)" >&2; exit 2; }

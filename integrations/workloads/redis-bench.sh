@@ -86,36 +86,8 @@ only=""
 out=""
 pin=1
 
-case ${1-} in --help)
-	usage
-	exit 0
-	;;
-esac
-while getopts "L:j:J:r:k:K:b:P:C:c:x:o:Th" opt; do
-	case $opt in
-	L) patched=$OPTARG ;;
-	j) je=$OPTARG ;;
-	J) je531=$OPTARG ;;
-	r) reps=$OPTARG ;;
-	k) keys=$OPTARG ;;
-	K) keys2=$OPTARG ;;
-	b) batch=$OPTARG ;;
-	P) pipe=$OPTARG ;;
-	C) clients=$OPTARG ;;
-	c) extra="$extra|$OPTARG" ;;
-	x) only=$OPTARG ;;
-	o) out=$OPTARG ;;
-	T) pin=0 ;;
-	h)
-		usage
-		exit 0
-		;;
-	*)
-		usage >&2
-		exit 1
-		;;
-	esac
-done
+bench_opts 'L:patched j:je J:je531 r:reps k:keys K:keys2 b:batch P:pipe C:clients c|extra
+	x:only o:out T=pin=0' "$@"
 redis_need
 if [ -n "$patched" ]; then
 	[ -r "$patched" ] || {
