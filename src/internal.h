@@ -12,8 +12,9 @@
  * flush), flight.c (a shared queue's round, zones and waits) and flush.c
  * (system calls through the backend) -> books.c (the counters).  flush.c
  * never calls store.c; flight.c calls it only to put back the part of a
- * range a cancel splits, and frames.c only to read it.  api.c also reads
- * the store through its accessors (the fast enqueue, the stats).  setup.c
+ * range a cancel splits; frames.c plans from it and removes or holds the
+ * ranges its plan covers.  api.c also reads the store through its
+ * accessors (the fast enqueue, the stats).  setup.c
  * holds a queue's whole lifetime; config.c its settings; advice.c the
  * advice table; sys.c the kernel behind the backend table, which is the
  * seam between the library and the kernel, page size and clock included:
