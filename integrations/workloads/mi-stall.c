@@ -74,16 +74,6 @@ static void touch(char *p, size_t len)
 	touch_pages(p, len, page);
 }
 
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-	if (!p) {
-		fprintf(stderr, "mi-stall: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
 static void *thread_b(void *arg)
 {
 	size_t len = o.bsize_kib << 10;

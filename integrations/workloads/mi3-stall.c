@@ -90,16 +90,6 @@ static struct {
 static size_t nrss;
 static int statm;
 
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-	if (!p) {
-		fprintf(stderr, "mi3-stall: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
 static double rss_mib(void)
 {
 	char buf[128];

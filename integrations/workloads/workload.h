@@ -259,6 +259,18 @@ static inline void stall_parse(int argc, char **argv, const struct stall_opt *t,
 	}
 }
 
+/* malloc, or "PROGRAM: out of memory" and exit status 1. */
+static inline void *xmalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		exit(1);
+	}
+	return p;
+}
+
 /* The preloaded allocator's function sym, or a SKIP line (prog: SKIP: no
  * sym: preload a who) and exit status 77. */
 static inline void *need_symbol(const char *prog, const char *sym, const char *who)
