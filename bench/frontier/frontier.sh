@@ -26,8 +26,8 @@ set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=../workloads/bench-lib.sh
-. "$here/../workloads/bench-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../allocators/bench-lib.sh
+. "$here/../allocators/bench-lib.sh"
 
 # ---- the configurations: the one place for the defaults ------------------
 # One a line: NAME FAMILY KIND PRELOAD [VAR=VALUE...]

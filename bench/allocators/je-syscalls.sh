@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# measure.sh: stock and patched jemalloc on one workload: purge system calls
+# je-syscalls.sh: stock and patched jemalloc on one workload: purge system calls
 # (madvise + process_madvise, perf's syscall tracepoints: counted in the
 # kernel, no slowdown), average and peak RSS (/proc/PID/statm every 100 ms)
 # and the workload's own last output line.  A small, quick comparison; the
-# full picture with medians is integrations/frontier/frontier.sh.
+# full picture with medians is bench/frontier/frontier.sh.
 #
-# usage: measure.sh -P PATCHED_LIB -J STOCK_LIB [-r REPS] -- PROGRAM ARGS...
+# usage: je-syscalls.sh -P PATCHED_LIB -J STOCK_LIB [-r REPS] -- PROGRAM ARGS...
 #   configurations, in this order, every repetition rotated:
 #     stock-d0      stock, dirty_decay_ms:0
 #     stock-d1000   stock, dirty_decay_ms:1000
@@ -32,7 +32,7 @@ if [ ! -f "$plib" ] || [ ! -f "$slib" ] || [ $# -eq 0 ]; then
 	"$0" -h
 	exit 2
 fi
-command -v perf >/dev/null || { echo "measure.sh: needs perf" >&2; exit 77; }
+command -v perf >/dev/null || { echo "je-syscalls.sh: needs perf" >&2; exit 77; }
 configs=(
 	"stock-d0 $slib dirty_decay_ms:0"
 	"stock-d1000 $slib dirty_decay_ms:1000"
