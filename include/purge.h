@@ -166,6 +166,9 @@ extern "C" {
 /* Defaults used when a config field is 0 (chosen from bench/purge-bench). */
 #define PURGE_DEFAULT_BATCH    1024
 #define PURGE_DEFAULT_CAPACITY 1024
+/* max_call_bytes when 0: 16 MiB, the cap both integrations chose from their
+ * stall measurements (docs/tuning.md); SIZE_MAX selects the kernel's limit. */
+#define PURGE_DEFAULT_CALL_BYTES ((size_t)16 << 20)
 /* The largest capacity a queue takes. */
 #define PURGE_CAPACITY_MAX 16777215u
 
@@ -266,7 +269,9 @@ struct purge_config {
 	                             this; 0 = no limit */
 	size_t max_call_bytes;    /* bytes per syscall at most (bounds mmap_lock
 	                             hold time), rounded down to whole pages, at
-	                             least one page; 0 = the kernel's limit
+	                             least one page; 0 = PURGE_DEFAULT_CALL_BYTES
+	                             (16 MiB); SIZE_MAX (any value from the
+	                             kernel's limit up) = the kernel's limit
 	                             (MAX_RW_COUNT, 2 GiB - 4 KiB) */
 	int mode;                 /* PURGE_MODE_*; AUTO = $PURGE_MODE if valid, else AUTO */
 	uint32_t reserved32;      /* must be zero */

@@ -146,7 +146,8 @@ int purge__settings_init(struct purge__settings *s, const struct purge_config *c
 	s->max_pending_bytes = c->max_pending_bytes;
 	s->max_delay_ns = c->max_delay_ns;
 	size_t rw = config_max_rw_count(page);
-	s->call_bytes = c->max_call_bytes ? c->max_call_bytes & ~(page - 1) : rw;
+	s->call_bytes =
+	    c->max_call_bytes ? c->max_call_bytes & ~(page - 1) : PURGE_DEFAULT_CALL_BYTES;
 	if (s->call_bytes < page)
 		s->call_bytes = page;
 	if (s->call_bytes > rw)

@@ -111,7 +111,8 @@ Test(fake, two_gib_truncation_never_reached)
 	size_t gib = (1ul << 30) / PAGE, n = 5 * gib + 16;
 	teardown();
 	fake_init(&fk, FIXTURE_BASE, n);
-	purge_queue *q = mkq(NULL);
+	struct purge_config cfg = {.max_call_bytes = SIZE_MAX}; /* the kernel's limit */
+	purge_queue *q = mkq(&cfg);
 	for (size_t i = 0; i < 5; i++)
 		cr_assert_eq(purge_enqueue(q, (void *)pg(i * gib + i), gib * PAGE), 0);
 	cr_assert_eq(purge_flush(q), 0);
@@ -122,6 +123,30 @@ Test(fake, two_gib_truncation_never_reached)
 	for (size_t i = 0; i < 5; i++)
 		cr_assert(fake_range_purged(&fk, pg(i * gib + i), gib * PAGE, 1));
 	cr_assert_eq(fake_total_purges(&fk), 5 * gib);
+	assert_identity(q);
+}
+
+/* max_call_bytes 0: calls of PURGE_DEFAULT_CALL_BYTES (16 MiB), not the
+ * kernel's 2 GiB; a value at the kernel's limit or above gives that limit. */
+Test(fake, max_call_bytes_default_is_16_mib)
+{
+	size_t cap = PURGE_DEFAULT_CALL_BYTES / PAGE, n = 4 * cap + 64;
+	teardown();
+	fake_init(&fk, FIXTURE_BASE, n);
+	purge_queue *q = mkq(NULL);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), (4 * cap + 1) * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.max_call_bytes, PURGE_DEFAULT_CALL_BYTES);
+	cr_assert_eq(stats_of(q).pmadv_calls, 5, "calls %u", stats_of(q).pmadv_calls);
+	cr_assert(fake_range_purged(&fk, pg(0), (4 * cap + 1) * PAGE, 1));
+	assert_identity(q);
+
+	/* a second queue on the same fake kernel: one call */
+	struct purge_config cfg = {.max_call_bytes = SIZE_MAX};
+	q = mkq(&cfg);
+	cr_assert_eq(purge_enqueue(q, (void *)pg(0), (4 * cap + 1) * PAGE), 0);
+	cr_assert_eq(purge_flush(q), 0);
+	cr_assert_eq(fk.max_call_bytes, (4 * cap + 1) * PAGE);
 	assert_identity(q);
 }
 

@@ -115,6 +115,9 @@ static int make_queue(struct bench_work *w, unsigned flags, purge_queue **q)
 	cfg.batch = PURGE_BATCH_MAX;
 	cfg.capacity = (unsigned)w->npieces + 1;
 	cfg.max_pending_bytes = w->o->max_pending;
+	/* one call per batch, as the kernel-floor rows make: the 16 MiB default
+	 * would cut batches of large pieces into more calls than they time */
+	cfg.max_call_bytes = SIZE_MAX;
 	cfg.flags = flags;
 	cfg.mode = w->o->mode;
 	return purge_queue_create(q, &cfg);
