@@ -3,8 +3,8 @@
 # Every results path a document cites must be in the repository.
 #
 # A cited result is a path with a dated results folder in it, e.g.
-# docs/results-2026-12-04-stall/stall.txt or
-# integrations/frontier/results/2026-12-02/: figures come from such
+# bench/results/stall/2026-12-04/stall.txt (results/<topic>/<date>/, the
+# one home since 2.3) or the older results-<date>/: figures come from such
 # folders, and a figure whose data is not committed is a claim, not a
 # measurement.  Undated paths such as results/sweep.csv name where a tool
 # writes, not what a document cites, and are left alone.
@@ -15,14 +15,14 @@
 #
 # usage: .ci/check-cited-results.sh [FILE...]
 #   default: README.md, NEWS.md, docs/*.md, man pages, and every README.md
-#   below integrations/ and tools/
+#   below integrations/ and bench/
 # Exit status: 0 when every cited path exists, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ $# -eq 0 ]; then
 	mapfile -t docs < <(git ls-files README.md NEWS.md 'docs/*.md' 'man/*.[1-9]' \
-		'integrations/**README.md' 'integrations/*/README.md' 'tools/**README.md')
+		'integrations/**README.md' 'integrations/*/README.md' 'bench/**README.md' 'bench/*/README.md')
 else
 	docs=("$@")
 fi
@@ -43,7 +43,7 @@ for doc in "${docs[@]}"; do
 			echo "$doc:$line: cites $path, which is not in the repository" >&2
 			bad=$((bad + 1))
 		fi
-	done < <(grep -noE '[A-Za-z0-9_./-]*results[-/][0-9]{4}-[0-9]{2}-[0-9]{2}[A-Za-z0-9_./-]*' "$doc" || true)
+	done < <(grep -noE '[A-Za-z0-9_./-]*results(-|/|/[A-Za-z0-9_-]+/)[0-9]{4}-[0-9]{2}-[0-9]{2}[A-Za-z0-9_./-]*' "$doc" || true)
 done
 if [ "$bad" -gt 0 ]; then
 	echo "check-cited-results: $bad of $checked cited results paths are missing" >&2

@@ -66,7 +66,7 @@ if [ "$tools" = True ]; then
 	[ -f "$dest$datadir/libpurge/plot.gp" ] || die "not installed: $datadir/libpurge/plot.gp"
 	grep -qaF "$datadir/libpurge/plot.gp" "$dest$bindir/purge-bench" ||
 		die "the installed purge-bench does not look for $datadir/libpurge/plot.gp"
-	if grep -qaF "$root/tools/purge-bench/plot.gp" "$dest$bindir/purge-bench"; then
+	if grep -qaF "$root/bench/purge-bench/plot.gp" "$dest$bindir/purge-bench"; then
 		die "the installed purge-bench points into the source tree"
 	fi
 fi

@@ -34,7 +34,7 @@ port() {
 		>"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; die "$name: meson setup failed"; }
 	crit=$(sed -n 's/^ *Criterion suites *: *//p' "$work/$name.log")
 	ninja -C "$b" >>"$work/$name.log" 2>&1 || { tail -40 "$work/$name.log" >&2; die "$name: build failed"; }
-	file -L "$b/tests/smoke" "$b/examples/pagerun" "$b/tools/purge-bench" >"$work/$name.file"
+	file -L "$b/tests/smoke" "$b/examples/pagerun" "$b/bench/purge-bench" >"$work/$name.file"
 	if grep -vqE "$want" "$work/$name.file"; then
 		cat "$work/$name.file" >&2
 		die "$name: programs are not what $name should make ($want)"

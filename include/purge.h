@@ -163,7 +163,7 @@ extern "C" {
 
 /* The kernel's limit on iovecs per process_madvise call (UIO_MAXIOV). */
 #define PURGE_BATCH_MAX 1024
-/* Defaults used when a config field is 0 (chosen from tools/purge-bench). */
+/* Defaults used when a config field is 0 (chosen from bench/purge-bench). */
 #define PURGE_DEFAULT_BATCH    1024
 #define PURGE_DEFAULT_CAPACITY 1024
 /* max_call_bytes when 0: 16 MiB, the cap both integrations chose from their

@@ -2,9 +2,12 @@
 /*
  * Public entry points of a queue's calls: argument checks, the optional
  * queue lock and the re-entry guard (calls from on_failure answer -EBUSY),
- * then one call into drain.c.  Functions report through their return value
- * and leave errno as they found it: the system calls of a flush save and
- * restore it (flush.c).  A queue's lifetime is in setup.c.
+ * then one call into drain.c for whatever changes the queue; the stats and
+ * the unlocked fast enqueue also read the store through its accessors, and
+ * purge_backend() asks advice.c, config.c and the backend.  Functions
+ * report through their return value and leave errno as they found it: the
+ * system calls of a flush save and restore it (flush.c).  A queue's
+ * lifetime is in setup.c.
  */
 #include "compat.h"
 

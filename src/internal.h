@@ -6,10 +6,15 @@
  * advice.h, config.h, store.h, flight.h, drain.h, frames.h, flush.h,
  * books.h, sort.h.
  *
- * Data flows one way: api.c (entry points) -> drain.c (every decision
- * about what to settle and when) -> store.c (the pending ranges, pure
- * bookkeeping) and flush.c (system calls through the backend) -> books.c
- * (the counters).  store.c and flush.c never call each other.  setup.c
+ * Calls go one way: api.c (entry points) -> drain.c (every decision about
+ * what to settle and when) -> store.c (the pending ranges, pure
+ * bookkeeping; index.c its index), frames.c (the plan of a PURGE_HUGE
+ * flush), flight.c (a shared queue's round, zones and waits) and flush.c
+ * (system calls through the backend) -> books.c (the counters).  flush.c
+ * never calls store.c; flight.c calls it only to put back the part of a
+ * range a cancel splits; frames.c plans from it and removes or holds the
+ * ranges its plan covers.  api.c also reads the store through its
+ * accessors (the fast enqueue, the stats).  setup.c
  * holds a queue's whole lifetime; config.c its settings; advice.c the
  * advice table; sys.c the kernel behind the backend table, which is the
  * seam between the library and the kernel, page size and clock included:

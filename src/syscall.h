@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Raw system call wrappers: "call, then ret < 0 ? -errno : ret".  The only
- * place that knows syscall numbers and PIDFD_SELF.  Included by sys.c alone.
+ * place that knows syscall numbers and PIDFD_SELF.  In the library, sys.c
+ * alone includes it; outside it, the seccomp test (tests/test_seccomp.c) and
+ * the benchmarks that time the raw call beside the library's
+ * (bench/purge-bench/bench-run.c, bench/queue-bench/queue-bench.c).
  */
 #ifndef PURGE_SYSCALL_H
 #define PURGE_SYSCALL_H

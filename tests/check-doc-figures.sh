@@ -19,6 +19,6 @@ want() { # FILE TEXT
 want include/purge.h "about $per bytes a range plus $fixed KiB ($def KiB for the default 1024)"
 want man/purge_queue_bytes.3 "about $per bytes a range plus $fixed KiB"
 want man/purge_queue_bytes.3 "The default 1024 ranges need $def KiB"
-want README.md "about $per bytes a range plus $fixed KiB"
+want README.md "$def KiB at the default 1024 ranges"
 [ $fail -eq 0 ] && echo "check-doc-figures: $per bytes a range, $fixed KiB, $def KiB for 1024: as documented"
 exit $fail

@@ -22,14 +22,10 @@ shift 3
 [ $# -gt 0 ] || set -- test_threading test_list test_dict
 tests=("$@")
 delay=${MIMALLOC_DECOMMIT_DELAY:-0}
-py=
-for p in ${PYTHON:-} /usr/bin/python3 python3; do
-	if "$p" -c 'import test.support, test.test_threading' >/dev/null 2>&1; then
-		py=$p
-		break
-	fi
-done
-[ -n "$py" ] || { echo "SKIP: no python3 with CPython's test package"; exit 77; }
+# shellcheck source=../common/cpython-lib.sh
+. "$(dirname "$0")/../common/cpython-lib.sh"
+cpython_find
+py=$cpython_py
 sum=$out/summary.txt
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
@@ -48,12 +44,10 @@ done
 run() {
 	local t0 t1
 	t0=$(date +%s)
-	timeout -s KILL 1800 env LD_PRELOAD="$2" MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" "$py" -m test -j2 -v \
-		--timeout 600 "${tests[@]}" >"$out/$1.log" 2>&1
-	rc=$?
+	cpython_run "$out" "$1" 1800 LD_PRELOAD="$2" MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" -- \
+		-j2 -v --timeout 600 "${tests[@]}"
+	rc=$cpython_rc
 	t1=$(date +%s)
-	sed -n 's/^\(test[a-zA-Z0-9_]*\) (\([^)]*\)) \.\.\. \(.*\)$/\2.\1 \3/p' "$out/$1.log" |
-		sed 's/ skipped .*/ skipped/' | sort >"$out/$1.res"
 	{
 		echo "== $1: LD_PRELOAD=$2 MIMALLOC_DECOMMIT_DELAY=$delay MIMALLOC_PURGE_DELAY=$delay $py -m test -j2 -v --timeout 600 ${tests[*]}"
 		echo "   status $rc, $((t1 - t0)) s wall, load average after $(cut -d' ' -f1-3 /proc/loadavg)"

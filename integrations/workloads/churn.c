@@ -29,7 +29,6 @@ struct opts {
 };
 
 struct worker {
-	pthread_t tid;
 	const struct opts *o;
 	unsigned id;
 	size_t first, n; /* its slots */
@@ -173,39 +172,32 @@ static void parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct rss r;
-	uint64_t peak, avg;
-	double user, sys;
+	struct timed t;
 
 	parse(argc, argv, &o);
 	size_t n = o.total / o.big;
 	slot = calloc(n, sizeof(*slot));
 	struct worker *w = calloc(o.threads, sizeof(*w));
-	if (!slot || !w || !rss_start(&r))
+	if (!slot || !w)
 		return 1;
 	printf("churn: malloc=%s\n", malloc_name());
 	printf("churn: %u threads, %zu values of %zu bytes, replaced by %zu-byte ones and back\n",
 	       o.threads, n, o.big, o.small);
-	uint64_t t0 = now_ns();
 	for (unsigned i = 0; i < o.threads; i++) {
 		w[i] = (struct worker){.o = &o, .id = i, .first = n * i / o.threads};
 		w[i].n = n * (i + 1) / o.threads - w[i].first;
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
-			return 1;
 	}
-	if (!o.rounds)
-		stop_after(o.seconds, &stop_flag);
+	if (!timed_start(&t))
+		return 1;
+	run_workers(worker_main, w, sizeof(*w), o.threads, o.rounds ? 0 : o.seconds, &stop_flag);
+	timed_stop(&t);
 	uint64_t replaced = 0;
-	for (unsigned i = 0; i < o.threads; i++) {
-		pthread_join(w[i].tid, NULL);
+	for (unsigned i = 0; i < o.threads; i++)
 		replaced += w[i].replaced;
-	}
-	double secs = (double)(now_ns() - t0) / 1e9;
-	rss_stop(&r, &peak, &avg);
-	cpu_seconds(&user, &sys);
 	printf("RESULT records_per_s=%.0f chunks=%" PRIu64 " seconds=%.3f user_s=%.3f sys_s=%.3f"
 	       " peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64 "\n",
-	       (double)replaced / secs, replaced, secs, user, sys, peak, avg);
+	       (double)replaced / t.secs, replaced, t.secs, t.user_s, t.sys_s, t.peak_kib,
+	       t.avg_kib);
 	free(w);
 	free(slot);
 	return 0;

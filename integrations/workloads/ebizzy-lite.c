@@ -40,7 +40,6 @@ struct head {
 };
 
 struct worker {
-	pthread_t tid;
 	unsigned id;
 	const struct opts *o;
 	uint64_t chunks, lookups, found;
@@ -369,38 +368,24 @@ static void print_header(const struct opts *o)
 	       u.machine, sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-static void run(const struct opts *o, struct worker *w)
-{
-	for (unsigned i = 0; i < o->threads; i++) {
-		w[i] = (struct worker){.id = i, .o = o};
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i])) {
-			fprintf(stderr, "ebizzy-lite: pthread_create failed\n");
-			exit(1);
-		}
-	}
-	if (!o->iterations)
-		stop_after(o->seconds, &stop_flag);
-	for (unsigned i = 0; i < o->threads; i++)
-		pthread_join(w[i].tid, NULL);
-}
-
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct rss r;
-	uint64_t peak, avg;
-	double user, sys;
+	struct timed t;
 
 	parse(argc, argv, &o);
 	print_header(&o);
 	fflush(stdout);
 	struct worker *w = calloc(o.threads, sizeof(*w));
-	if (!w || !rss_start(&r))
+	if (!w)
 		return 1;
-	uint64_t t0 = now_ns();
-	run(&o, w);
-	double secs = (double)(now_ns() - t0) / 1e9;
-	rss_stop(&r, &peak, &avg);
+	for (unsigned i = 0; i < o.threads; i++)
+		w[i] = (struct worker){.id = i, .o = &o};
+	if (!timed_start(&t))
+		return 1;
+	run_workers(worker_main, w, sizeof(*w), o.threads, o.iterations ? 0 : o.seconds,
+	            &stop_flag);
+	timed_stop(&t);
 
 	uint64_t chunks = 0, lookups = 0, found = 0;
 	for (unsigned i = 0; i < o.threads; i++) {
@@ -408,13 +393,13 @@ int main(int argc, char **argv)
 		lookups += w[i].lookups;
 		found += w[i].found;
 	}
-	long maxrss = cpu_seconds(&user, &sys);
+	double secs = t.secs;
 	printf("records/s: %.0f\n", (double)lookups / secs);
 	printf("RESULT records_per_s=%.0f chunks_per_s=%.1f chunks=%" PRIu64 " found=%" PRIu64
 	       " seconds=%.3f user_s=%.3f sys_s=%.3f peak_rss_kib=%" PRIu64 " avg_rss_kib=%" PRIu64
 	       " maxrss_kib=%ld je_nmadvise=%" PRId64 "\n",
-	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, user, sys, peak,
-	       avg, maxrss, je_nmadvise());
+	       (double)lookups / secs, (double)chunks / secs, chunks, found, secs, t.user_s,
+	       t.sys_s, t.peak_kib, t.avg_kib, t.maxrss_kib, je_nmadvise());
 	free(w);
 	return 0;
 }

@@ -41,8 +41,7 @@ typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
 #define MAX_SAMPLES (1u << 22)
 
 struct opts {
-	size_t fill_mib, size_kib, bsize_kib;
-	unsigned repeat;
+	size_t fill_mib, size_kib, bsize_kib, repeat;
 	bool csv;
 };
 
@@ -221,38 +220,19 @@ static void usage(int status)
 
 static void parse(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--csv")) {
-			o.csv = true;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			usage(0);
-		if (i + 1 >= argc)
-			usage(2);
-		unsigned long v = strtoul(argv[++i], NULL, 10);
-		if (!strcmp(a, "--fill") && v >= 16 && v <= 65536)
-			o.fill_mib = v;
-		else if (!strcmp(a, "--size") && v >= 16 && v <= 65536)
-			o.size_kib = v;
-		else if (!strcmp(a, "--bsize") && v >= 16 && v <= 65536)
-			o.bsize_kib = v;
-		else if (!strcmp(a, "--repeat") && v >= 1 && v <= 100)
-			o.repeat = (unsigned)v;
-		else
-			usage(2);
-	}
+	const struct stall_opt t[] = {{"--fill", 16, 65536, &o.fill_mib, NULL},
+	                              {"--size", 16, 65536, &o.size_kib, NULL},
+	                              {"--bsize", 16, 65536, &o.bsize_kib, NULL},
+	                              {"--repeat", 1, 100, &o.repeat, NULL},
+	                              {NULL, 0, 0, NULL, NULL}};
+
+	stall_parse(argc, argv, t, &o.csv, usage);
 }
 
 int main(int argc, char **argv)
 {
 	parse(argc, argv);
-	ctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
-	if (!ctl) {
-		fprintf(stderr, "je-stall: SKIP: no mallctl: preload a jemalloc\n");
-		return 77;
-	}
+	ctl = (mallctl_fn *)need_symbol("je-stall", "mallctl", "jemalloc");
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	before.v = malloc(MAX_SAMPLES * sizeof(double));
 	during.v = malloc(MAX_SAMPLES * sizeof(double));

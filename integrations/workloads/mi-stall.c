@@ -52,14 +52,9 @@ typedef void mi_collect_fn(bool force);
 #define MAX_SAMPLES (1u << 22)
 
 struct opts {
-	size_t fill_mib, size_kib, bsize_kib;
-	unsigned repeat;
+	size_t fill_mib, size_kib, bsize_kib, repeat;
 	bool csv;
 	const char *trace;
-};
-
-struct sample {
-	double t0, t1; /* us, CLOCK_MONOTONIC */
 };
 
 static mi_collect_fn *collect;
@@ -77,16 +72,6 @@ static struct opts o = {512, 512, 192, 3, false, NULL};
 static void touch(char *p, size_t len)
 {
 	touch_pages(p, len, page);
-}
-
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-	if (!p) {
-		fprintf(stderr, "mi-stall: out of memory\n");
-		exit(1);
-	}
-	return p;
 }
 
 static void *thread_b(void *arg)
@@ -116,19 +101,11 @@ static void *thread_b(void *arg)
 }
 
 /* B's pairs that overlap [from, to) (within it, with inside): count, p50,
- * p99.9, max.  A pair that began before a window and ended in it counts
- * whole: a wait for the purge may begin just before it. */
+ * p99.9, max. */
 static void print_window(double from, double to, bool inside)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < nsamples; i++) {
-		const struct sample *x = &samples[i];
-		if (inside ? x->t0 >= from && x->t1 <= to : x->t1 > from && x->t0 < to)
-			scratch[n++] = x->t1 - x->t0;
-	}
-	qsort(scratch, n, sizeof(double), cmp_double);
-	printf(o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %9zu %9.1f %10.1f %10.1f", n,
-	       sorted_pct(scratch, n, 50), sorted_pct(scratch, n, 99.9), n ? scratch[n - 1] : 0);
+	print_samples(samples, nsamples, scratch, from, to, inside,
+	              o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %9zu %9.1f %10.1f %10.1f");
 }
 
 static void print_row(unsigned rep, double release_ms, double collect_ms)
@@ -213,42 +190,19 @@ static void usage(int status)
 
 static void parse(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--csv")) {
-			o.csv = true;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			usage(0);
-		if (i + 1 >= argc)
-			usage(2);
-		if (!strcmp(a, "--trace")) {
-			o.trace = argv[++i];
-			continue;
-		}
-		unsigned long v = strtoul(argv[++i], NULL, 10);
-		if (!strcmp(a, "--fill") && v >= 16 && v <= 65536)
-			o.fill_mib = v;
-		else if (!strcmp(a, "--size") && v >= 160 && v <= 16384)
-			o.size_kib = v; /* above mimalloc's medium objects (128 KiB) */
-		else if (!strcmp(a, "--bsize") && v >= 160 && v <= 16384)
-			o.bsize_kib = v;
-		else if (!strcmp(a, "--repeat") && v >= 1 && v <= 100)
-			o.repeat = (unsigned)v;
-		else
-			usage(2);
-	}
+	/* sizes above mimalloc's medium objects (128 KiB) */
+	const struct stall_opt t[] = {
+	    {"--fill", 16, 65536, &o.fill_mib, NULL},    {"--size", 160, 16384, &o.size_kib, NULL},
+	    {"--bsize", 160, 16384, &o.bsize_kib, NULL}, {"--repeat", 1, 100, &o.repeat, NULL},
+	    {"--trace", 0, 0, NULL, &o.trace},           {NULL, 0, 0, NULL, NULL}};
+
+	stall_parse(argc, argv, t, &o.csv, usage);
 }
 
 int main(int argc, char **argv)
 {
 	parse(argc, argv);
-	collect = (mi_collect_fn *)dlsym(RTLD_DEFAULT, "mi_collect");
-	if (!collect) {
-		fprintf(stderr, "mi-stall: SKIP: no mi_collect: preload a mimalloc\n");
-		return 77;
-	}
+	collect = (mi_collect_fn *)need_symbol("mi-stall", "mi_collect", "mimalloc");
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	samples = malloc(MAX_SAMPLES * sizeof(*samples));
 	scratch = malloc(MAX_SAMPLES * sizeof(*scratch));

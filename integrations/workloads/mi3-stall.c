@@ -68,13 +68,9 @@ enum { FILLING, QUIET, RELEASE, COLLECT, DONE };
 struct opts {
 	size_t fill_mib, size_kib, bsize_kib, bcount;
 	int b;
-	unsigned repeat;
+	size_t repeat;
 	bool csv;
 	const char *rss;
-};
-
-struct sample {
-	double t0, t1;
 };
 
 static struct opts o = {768, 1024, 1024, 8, B_ALLOC, 5, false, NULL};
@@ -93,16 +89,6 @@ static struct {
 } rss[MAX_RSS];
 static size_t nrss;
 static int statm;
-
-static void *xmalloc(size_t len)
-{
-	void *p = malloc(len);
-	if (!p) {
-		fprintf(stderr, "mi3-stall: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
 
 static double rss_mib(void)
 {
@@ -190,15 +176,8 @@ static void *thread_b(void *arg)
 /* B's loops that overlap [from, to) (inside: lie within it) */
 static void print_window(double from, double to, bool inside)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < nsamples; i++) {
-		const struct sample *x = &samples[i];
-		if (inside ? x->t0 >= from && x->t1 <= to : x->t1 > from && x->t0 < to)
-			scratch[n++] = x->t1 - x->t0;
-	}
-	qsort(scratch, n, sizeof(double), cmp_double);
-	printf(o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %7zu %8.1f %9.1f %9.1f", n,
-	       sorted_pct(scratch, n, 50), sorted_pct(scratch, n, 99.9), n ? scratch[n - 1] : 0);
+	print_samples(samples, nsamples, scratch, from, to, inside,
+	              o.csv ? ",%zu,%.1f,%.1f,%.1f" : " %7zu %8.1f %9.1f %9.1f");
 }
 
 static void one_repeat(unsigned rep)
@@ -307,56 +286,33 @@ static void usage(int status)
 
 static void parse(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--csv")) {
-			o.csv = true;
-			continue;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			usage(0);
-		if (i + 1 >= argc)
-			usage(2);
-		const char *v = argv[++i];
-		if (!strcmp(a, "--rss")) {
-			o.rss = v;
-			continue;
-		}
-		if (!strcmp(a, "--b")) {
-			if (!strcmp(v, "alloc"))
-				o.b = B_ALLOC;
-			else if (!strcmp(v, "collect"))
-				o.b = B_COLLECT;
-			else if (!strcmp(v, "none"))
-				o.b = B_NONE;
-			else
-				usage(2);
-			continue;
-		}
-		unsigned long x = strtoul(v, NULL, 10);
-		if (!strcmp(a, "--fill") && x >= 16 && x <= 65536)
-			o.fill_mib = x;
-		else if (!strcmp(a, "--size") && x >= 64 && x <= 65536)
-			o.size_kib = x;
-		else if (!strcmp(a, "--bsize") && x >= 1 && x <= 65536)
-			o.bsize_kib = x;
-		else if (!strcmp(a, "--bcount") && x >= 1 && x <= 4096)
-			o.bcount = x;
-		else if (!strcmp(a, "--repeat") && x >= 1 && x <= 100)
-			o.repeat = (unsigned)x;
-		else
-			usage(2);
-	}
+	const char *b = NULL;
+	const struct stall_opt t[] = {{"--fill", 16, 65536, &o.fill_mib, NULL},
+	                              {"--size", 64, 65536, &o.size_kib, NULL},
+	                              {"--bsize", 1, 65536, &o.bsize_kib, NULL},
+	                              {"--bcount", 1, 4096, &o.bcount, NULL},
+	                              {"--repeat", 1, 100, &o.repeat, NULL},
+	                              {"--rss", 0, 0, NULL, &o.rss},
+	                              {"--b", 0, 0, NULL, &b},
+	                              {NULL, 0, 0, NULL, NULL}};
+
+	stall_parse(argc, argv, t, &o.csv, usage);
+	if (!b)
+		return;
+	if (!strcmp(b, "alloc"))
+		o.b = B_ALLOC;
+	else if (!strcmp(b, "collect"))
+		o.b = B_COLLECT;
+	else if (!strcmp(b, "none"))
+		o.b = B_NONE;
+	else
+		usage(2);
 }
 
 int main(int argc, char **argv)
 {
 	parse(argc, argv);
-	collect = (mi_collect_fn *)dlsym(RTLD_DEFAULT, "mi_collect");
-	if (!collect) {
-		fprintf(stderr, "mi3-stall: SKIP: no mi_collect: preload a mimalloc\n");
-		return 77;
-	}
+	collect = (mi_collect_fn *)need_symbol("mi3-stall", "mi_collect", "mimalloc");
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	samples = malloc(MAX_SAMPLES * sizeof(*samples));

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the workloads share: the clock, their random numbers, size
- * arguments, --help, which malloc runs, RSS sampling from /proc/self/statm
- * and the timed run (ebizzy-lite.c, churn.c); touching pages and the
- * percentiles of a sorted sample (je-stall.c, mi-stall.c).  Plain
+ * What the workloads share: the clock (bench/common/clock.h), their random
+ * numbers, size arguments, --help, which malloc runs, RSS sampling from
+ * /proc/self/statm and the timed run (ebizzy-lite.c, churn.c); touching
+ * pages, the percentiles of a sorted sample, and the stall programs' options
+ * and windows of samples (je-stall.c, mi-stall.c, mi3-stall.c).  Plain
  * malloc/free programs, so nothing here depends on jemalloc or libpurge.
  */
 #ifndef PURGE_WORKLOAD_H
@@ -23,13 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "../../bench/common/clock.h" /* now_ns() */
 
 /* xorshift64*: s must not start at 0. */
 static inline uint64_t next(uint64_t *s)
@@ -149,6 +144,53 @@ static inline void stop_after(unsigned seconds, atomic_bool *flag)
 	atomic_store(flag, true);
 }
 
+/* The timed part of a throughput workload (churn, ebizzy-lite): the wall
+ * clock, RSS sampled meanwhile, the CPU time at the end. */
+struct timed {
+	struct rss rss;
+	uint64_t t0;
+	double secs, user_s, sys_s;
+	uint64_t peak_kib, avg_kib;
+	long maxrss_kib;
+};
+
+static inline bool timed_start(struct timed *t)
+{
+	if (!rss_start(&t->rss))
+		return false;
+	t->t0 = now_ns();
+	return true;
+}
+
+static inline void timed_stop(struct timed *t)
+{
+	t->secs = (double)(now_ns() - t->t0) / 1e9;
+	rss_stop(&t->rss, &t->peak_kib, &t->avg_kib);
+	t->maxrss_kib = cpu_seconds(&t->user_s, &t->sys_s);
+}
+
+/* Runs fn on n workers, the i-th at (char *)w + i * size, each on a thread
+ * of its own; after `seconds` raises *stop (0: they end by themselves);
+ * joins them.  Exits when a thread cannot start. */
+static inline void run_workers(void *(*fn)(void *), void *w, size_t size, unsigned n,
+                               unsigned seconds, atomic_bool *stop)
+{
+	pthread_t *tid = calloc(n, sizeof(*tid));
+
+	for (unsigned i = 0; tid && i < n; i++)
+		if (pthread_create(&tid[i], NULL, fn, (char *)w + i * size))
+			tid = NULL;
+	if (!tid) {
+		fprintf(stderr, "cannot start %u threads\n", n);
+		exit(1);
+	}
+	if (seconds)
+		stop_after(seconds, stop);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	free(tid);
+}
+
 /* CLOCK_MONOTONIC in microseconds. */
 static inline double now_us(void)
 {
@@ -174,6 +216,95 @@ static inline double sorted_pct(const double *v, size_t n, double q)
 	if (!n)
 		return 0;
 	return v[(size_t)(q / 100 * (double)(n - 1) + 0.5)];
+}
+
+/* ---- the stall programs (je-stall.c, mi-stall.c, mi3-stall.c) ---------- */
+
+/* One "--NAME VALUE" option: a number within [min, max] into *num, or, with
+ * num NULL, the string into *str. */
+struct stall_opt {
+	const char *name;
+	size_t min, max, *num;
+	const char **str;
+};
+
+/* --csv sets *csv; -h and --help call usage(0); an option not in t (which
+ * ends with a NULL name), a missing value or one out of range usage(2). */
+static inline void stall_parse(int argc, char **argv, const struct stall_opt *t, bool *csv,
+                               void (*usage)(int))
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--csv")) {
+			*csv = true;
+			continue;
+		}
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			usage(0);
+		if (i + 1 >= argc)
+			usage(2);
+		const char *v = argv[++i];
+		const struct stall_opt *x = t;
+		while (x->name && strcmp(a, x->name))
+			x++;
+		unsigned long n = strtoul(v, NULL, 10);
+		if (!x->name || (x->num && (n < x->min || n > x->max))) {
+			usage(2);
+			return;
+		}
+		if (x->num)
+			*x->num = n;
+		else
+			*x->str = v;
+	}
+}
+
+/* malloc, or "PROGRAM: out of memory" and exit status 1. */
+static inline void *xmalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+		exit(1);
+	}
+	return p;
+}
+
+/* The preloaded allocator's function sym, or a SKIP line (prog: SKIP: no
+ * sym: preload a who) and exit status 77. */
+static inline void *need_symbol(const char *prog, const char *sym, const char *who)
+{
+	void *f = dlsym(RTLD_DEFAULT, sym);
+
+	if (!f) {
+		fprintf(stderr, "%s: SKIP: no %s: preload a %s\n", prog, sym, who);
+		exit(77);
+	}
+	return f;
+}
+
+/* B's timed pairs: when one began and ended (us, CLOCK_MONOTONIC). */
+struct sample {
+	double t0, t1;
+};
+
+/* The pairs of s[0..n) that overlap [from, to) (lie within it, with
+ * inside): count, p50, p99.9, max (us), printed with fmt; scratch holds n.
+ * A pair that began before a window and ended in it counts whole: a wait
+ * for the purge may begin just before it. */
+static inline void print_samples(const struct sample *s, size_t n, double *scratch, double from,
+                                 double to, bool inside, const char *fmt)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *x = &s[i];
+		if (inside ? x->t0 >= from && x->t1 <= to : x->t1 > from && x->t0 < to)
+			scratch[k++] = x->t1 - x->t0;
+	}
+	qsort(scratch, k, sizeof(double), cmp_double);
+	printf(fmt, k, sorted_pct(scratch, k, 50), sorted_pct(scratch, k, 99.9),
+	       k ? scratch[k - 1] : 0);
 }
 
 #endif /* PURGE_WORKLOAD_H */

@@ -21,18 +21,11 @@ repo=$(cd "$here/../../.." && pwd)
 need_stock=1
 # shellcheck source=find-libs.sh
 . "$here/find-libs.sh"
+# shellcheck source=../../common/cpython-lib.sh
+. "$here/../../common/cpython-lib.sh"
 
-py=
-for p in ${PYTHON:-} /usr/bin/python3 python3; do
-	if "$p" -c 'import test.support, test.test_threading' >/dev/null 2>&1; then
-		py=$p
-		break
-	fi
-done
-if [ -z "$py" ]; then
-	echo "SKIP: no python3 with CPython's test package (Debian: apt-get install python3 libpython3.11-testsuite; or set PYTHON)"
-	exit 77
-fi
+cpython_find
+py=$cpython_py
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -48,19 +41,12 @@ print(f(b"opt.libpurge", ctypes.byref(v), ctypes.byref(n), None, 0) == 0 and v.v
 [ "$on" = True ] || { echo "FAIL: the patched jemalloc does not serve $py (opt.libpurge: $on)"; exit 1; }
 
 # run NAME LIB: the subset, verbose; its status, and the outcome of each
-# test (name and result) in NAME.res.  regrtest's own timeout dumps the
-# stacks of a hung test and ends the run; the outer one is a backstop.
-# timeout(1) runs it in a process group of its own: what is left of that
-# group afterwards (a hung child) is killed.
+# test (name and result) in NAME.res (cpython_run; 300 s the backstop of
+# regrtest's own timeout).
 run() {
-	timeout -s KILL 300 env LD_PRELOAD="$2" MALLOC_CONF="$conf" "$py" -m test test_threading \
-		-v --timeout 60 -m ThreadJoinOnShutdown -m '*fork*' >"$tmp/$1.log" 2>&1 &
-	pid=$!
-	wait "$pid"
-	rc=$?
-	kill -KILL -- -"$pid" 2>/dev/null
-	sed -n 's/^\(test_[a-zA-Z0-9_]*\) (\([^)]*\)) \.\.\. \(.*\)$/\2 \3/p' "$tmp/$1.log" |
-		sort >"$tmp/$1.res"
+	cpython_run "$tmp" "$1" 300 LD_PRELOAD="$2" MALLOC_CONF="$conf" -- test_threading \
+		-v --timeout 60 -m ThreadJoinOnShutdown -m '*fork*'
+	rc=$cpython_rc
 	echo "== $1: $py test_threading subset: status $rc, $(grep -c ' ok$' "$tmp/$1.res") ok of $(grep -c . "$tmp/$1.res")"
 }
 run unpatched "$stock"

@@ -1,1 +1,0 @@
-purge-bench/sweep.sh
