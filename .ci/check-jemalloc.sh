@@ -24,11 +24,14 @@ if [ $rc -eq 77 ]; then
 fi
 [ $rc -eq 0 ] || exit $rc
 echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
-ninja -C "$build" jemalloc/je-reuse >/dev/null
+ninja -C "$build" jemalloc/je-reuse jemalloc/je-fds >/dev/null
 integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
 integrations/jemalloc/tests/test-jemalloc.sh "$build/jemalloc/je-reuse" "$lib"
 echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"
+# issue 35: the program's descriptors after closefrom(3), dup2, a fork child
+integrations/jemalloc/tests/test-fds.sh -n 5 -m "closefrom closeloop dup2 fork" \
+	-b "$build/jemalloc/je-fds" "patched=$lib"
 # what the retired preload shim proved, of the patched jemalloc: lifetime,
 # fork, CPython's test_threading, huge pages (77: skipped, reason printed)
 w=$build/workloads

@@ -100,9 +100,15 @@
  *     kernel, waits for that one call to be booked: those pages are then
  *     purged (or reported failed), and its answer counts only what it took
  *     out.  "Pending" (1) still means the pages keep their bytes, and 0
- *     still means purged.  A cancel that would split a range of the round
- *     when the flight's spare slots and the pool are full waits for the
- *     flush to end (its pages are then purged);
+ *     still means purged.  When that call failed (a hole in a merged
+ *     range), the kernel may have freed some pages of every range it
+ *     touched: the cancel waits until those ranges have gone to the kernel
+ *     again, one by one, and answers 0 for them.  A part a cancel splits
+ *     off a range of the round keeps the range's age and is settled by the
+ *     same flush (in the round, or back in the store when the flight's
+ *     spare slots are used up).  A cancel that would split a range of the
+ *     round when the flight's spare slots and the pool are full waits for
+ *     the flush to end (its pages are then purged);
  *   an automatic flush (a threshold crossed in purge_enqueue or
  *     purge_cancel) is left to the flushing thread, which settles it before
  *     its call returns; an explicit flush (purge_flush, _older, _to, _due,

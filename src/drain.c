@@ -35,6 +35,7 @@ struct drain_plan {
 	bool counted;       /* a shared queue's "everything": the pieces below */
 	uint64_t budget;    /* counted: pieces pending at the start, plus splits since */
 	uint64_t splits;    /* counted: the store's splits at the start */
+	uint64_t spilled;   /* counted: the flight's parts given back at the start */
 };
 
 /* Held pieces stamped no later than this are past their hold
@@ -65,7 +66,7 @@ static bool drain_candidates(const purge_queue *q, const struct drain_plan *p)
  * a round takes no more). */
 static uint64_t drain_left(const purge_queue *q, const struct drain_plan *p)
 {
-	return p->budget + (purge__store_splits(&q->s) - p->splits);
+	return p->budget + (purge__store_splits(&q->s) - p->splits) + (q->fl.spilled - p->spilled);
 }
 
 /* Another round of the same flush? */
@@ -165,7 +166,7 @@ static bool drain_ordered(const struct iovec *a, size_t n)
 /* One round: sorted (PURGE_NO_COALESCE: as taken), then settled; a
  * shared queue's from the flight array, so that other threads can use
  * the store while it is in the kernel. */
-static uint64_t drain_round(purge_queue *q, struct purge__take *t)
+static uint64_t drain_round(purge_queue *q, struct purge__take *t, uint64_t stamp)
 {
 	size_t ordered = t->sorted ? SIZE_MAX : t->n; /* none of v[0..ordered) overlaps */
 	struct iovec *v = t->v;
@@ -178,7 +179,7 @@ static uint64_t drain_round(purge_queue *q, struct purge__take *t)
 	if (q->frame && !t->counted) /* a frame plan counts its own */
 		purge__frames_tally(q, t->v, ordered, t->n);
 	if (purge__flight_shared(q))
-		v = purge__flight_load(q, t->v, t->n);
+		v = purge__flight_load(q, t->v, t->n, stamp);
 	PURGE_TRACE3(flush_start, q, t->n, q->st.pending_bytes);
 	struct purge__flush_out out = purge__flush_run(q, v, t->n);
 	PURGE_TRACE5(flush_done, q, t->n, out.bytes, out.calls, out.reports);
@@ -227,7 +228,8 @@ static struct drain_plan drain_shared(const purge_queue *q, const struct drain_p
 		                         .max_stamp = UINT64_MAX,
 		                         .counted = true,
 		                         .budget = purge__store_live(&q->s),
-		                         .splits = purge__store_splits(&q->s)};
+		                         .splits = purge__store_splits(&q->s),
+		                         .spilled = q->fl.spilled};
 	}
 	if (sp.take == TAKE_OLDEST && sp.per_round > most)
 		sp.per_round = most;
@@ -246,9 +248,10 @@ static int drain_settle(purge_queue *q, const struct drain_plan *plan)
 	uint64_t t0 = purge__books_flush_begin(q, p->automatic);
 	purge__flight_begin(q, t0);
 	for (bool progress = true; progress;) {
+		uint64_t oldest = purge__store_oldest(&q->s); /* no younger than the round */
 		progress = drain_take(q, p, &t);
 		sp.budget -= sp.counted ? t.n : 0;
-		reports += t.n ? drain_round(q, &t) : 0;
+		reports += t.n ? drain_round(q, &t, oldest) : 0;
 		progress = progress && drain_more(q, p);
 	}
 	purge__books_flush_end(q, t0);
@@ -433,6 +436,12 @@ static size_t drain_cancel_shared(purge_queue *q, uintptr_t start, uintptr_t end
 		purge__flight_wait_zone(q);
 		ok = drain_cancel_flight(q, start, end, &bytes);
 		purge__flight_waited(q);
+	}
+	/* ranges a failed call touched are never taken (their pages may be
+	 * freed in part): they go to the kernel again, and are waited for */
+	while (ok && purge__flight_unbooked(q, start, end)) {
+		purge__flight_wait_booked(q);
+		ok = drain_cancel_flight(q, start, end, &bytes);
 	}
 	if (!ok)
 		purge__flight_wait_idle(q);

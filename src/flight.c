@@ -146,14 +146,15 @@ static size_t flight_ordered(const struct iovec *v, size_t n, uintptr_t *lo, uin
 	return k;
 }
 
-struct iovec *purge__flight_load(purge_queue *q, const struct iovec *v, size_t n)
+struct iovec *purge__flight_load(purge_queue *q, const struct iovec *v, size_t n, uint64_t stamp)
 {
 	struct purge__flight *f = &q->fl;
 
 	memcpy(f->v, v, n * sizeof(*v));
 	f->n = n;
 	f->ordered = flight_ordered(f->v, n, &f->tail_lo, &f->tail_hi);
-	f->next = f->next_off = 0;
+	f->next = f->next_off = f->taint = 0;
+	f->stamp = stamp;
 	f->zone_lo = f->zone_hi = 0;
 	return f->v;
 }
@@ -184,13 +185,14 @@ void purge__flight_zone(purge_queue *q, size_t i, size_t off, size_t pi, size_t 
 	f->next_off = poff;
 }
 
-void purge__flight_complete(purge_queue *q, size_t i, size_t off)
+void purge__flight_complete(purge_queue *q, size_t i, size_t off, size_t taint)
 {
 	struct purge__flight *f = &q->fl;
 
 	f->zone_lo = f->zone_hi = 0;
 	f->next = i;
 	f->next_off = off;
+	f->taint = taint > i ? taint : 0;
 	flight_lock(q);
 	f->seq++;
 	flight_wake(q);
@@ -210,6 +212,25 @@ void purge__flight_complete(purge_queue *q, size_t i, size_t off)
 bool purge__flight_touches(const purge_queue *q, uintptr_t a, uintptr_t b)
 {
 	return q->fl.n && a < q->fl.zone_hi && q->fl.zone_lo < b;
+}
+
+bool purge__flight_unbooked(const purge_queue *q, uintptr_t a, uintptr_t b)
+{
+	const struct purge__flight *f = &q->fl;
+
+	if (purge__flight_touches(q, a, b))
+		return true;
+	for (size_t j = f->next; j < f->taint && j < f->n; j++) {
+		uintptr_t s = (uintptr_t)f->v[j].iov_base + (j == f->next ? f->next_off : 0);
+		if (a < (uintptr_t)f->v[j].iov_base + f->v[j].iov_len && s < b)
+			return true;
+	}
+	return false;
+}
+
+void purge__flight_wait_booked(purge_queue *q)
+{
+	flight_wait(q, flight_seq_moved, q->fl.seq);
 }
 
 void purge__flight_wait_zone(purge_queue *q)
@@ -248,7 +269,9 @@ static bool flight_splits(const struct purge__flight *f, size_t j, uintptr_t a, 
 }
 
 /* The right part of a split: settled by this round (an unsorted tail
- * range), or, when the spare slots are used up, pending in the store. */
+ * range), or, when the spare slots are used up, pending in the store
+ * again, with the round's age and ahead of everything no older, counted
+ * (spilled) so that a flush that settles "everything" takes it too. */
 static void flight_give_back(purge_queue *q, uintptr_t a, uintptr_t b)
 {
 	struct purge__flight *f = &q->fl;
@@ -259,8 +282,8 @@ static void flight_give_back(purge_queue *q, uintptr_t a, uintptr_t b)
 		f->tail_hi = b > f->tail_hi ? b : f->tail_hi;
 		return;
 	}
-	uint64_t now = purge__store_wants_time(&q->s) ? purge__now(q, true) : 0;
-	purge__store_add(&q->s, a, b, now);
+	purge__store_put_back(&q->s, a, b, f->stamp);
+	f->spilled++;
 }
 
 /* Take [a, b) out of v[j]'s unsent part: trim, empty (length 0: the
@@ -305,18 +328,20 @@ static size_t flight_search(const struct purge__flight *f, uintptr_t a)
 	return lo;
 }
 
-/* Visit (count splits, or cut) every unsent range that [a, b) touches. */
+/* Visit (count splits, or cut) every unsent range that [a, b) touches;
+ * those a failed call touched (before taint) are not taken: they go to
+ * the kernel again, and the cancel waits for them. */
 static uint32_t flight_each(purge_queue *q, uintptr_t a, uintptr_t b, struct purge__cut *cut)
 {
 	struct purge__flight *f = &q->fl;
 	uint32_t splits = 0;
-	size_t j = flight_search(f, a);
+	size_t from = f->taint > f->next ? f->taint : f->next, j = flight_search(f, a);
 
-	for (j = j > f->next ? j : f->next; j < f->ordered && (uintptr_t)f->v[j].iov_base < b; j++)
+	for (j = j > from ? j : from; j < f->ordered && (uintptr_t)f->v[j].iov_base < b; j++)
 		cut ? flight_cut(q, j, a, b, cut) : (void)(splits += flight_splits(f, j, a, b));
 	if (a >= f->tail_hi || b <= f->tail_lo)
 		return splits;
-	for (j = f->ordered > f->next ? f->ordered : f->next; j < f->n; j++)
+	for (j = f->ordered > from ? f->ordered : from; j < f->n; j++)
 		cut ? flight_cut(q, j, a, b, cut) : (void)(splits += flight_splits(f, j, a, b));
 	return splits;
 }

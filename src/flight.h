@@ -56,19 +56,22 @@ void purge__flight_wait_idle(purge_queue *q);
 
 /* A sorted round (overlapping ranges last) into the flight array; returns
  * the copy, which the flush settles. */
-struct iovec *purge__flight_load(purge_queue *q, const struct iovec *v, size_t n);
+struct iovec *purge__flight_load(purge_queue *q, const struct iovec *v, size_t n, uint64_t stamp);
 void purge__flight_unload(purge_queue *q);
 
 /* The flusher planned [from, to) of the round (index, offset pairs): the
  * zone, and where cancels may take from. */
 void purge__flight_zone(purge_queue *q, size_t i, size_t off, size_t pi, size_t poff);
 /* The plan is booked and the cursor is at (i, off): cancels may take from
- * there; those that waited go first; a fork may park the flusher here. */
-void purge__flight_complete(purge_queue *q, size_t i, size_t off);
+ * there, but for v[i..taint), which a failed call touched (its pages may
+ * be freed in part: they go to the kernel again, one by one); those that
+ * waited go first; a fork may park the flusher here. */
+void purge__flight_complete(purge_queue *q, size_t i, size_t off, size_t taint);
 
 /* A cancel's part: remove [a, b) from the round where no call has taken
  * it, into cut (a split appends its right part to the round, or puts it
- * back in the store when the spare slots are used up).  Returns
+ * back in the store, with the round's age, when the spare slots are used
+ * up: purge__flight_put_back).  Returns
  * false when a split found the store full: the caller waits for the
  * flush to end and cancels again. */
 bool purge__flight_cancel(purge_queue *q, uintptr_t a, uintptr_t b, struct purge__cut *cut);
@@ -76,6 +79,10 @@ bool purge__flight_cancel(purge_queue *q, uintptr_t a, uintptr_t b, struct purge
  * lock meanwhile). */
 bool purge__flight_touches(const purge_queue *q, uintptr_t a, uintptr_t b);
 void purge__flight_wait_zone(purge_queue *q);
+/* Does [a, b) touch the zone, or ranges a failed call touched?  Then
+ * wait for the next plan to be booked (without holding the flusher up). */
+bool purge__flight_unbooked(const purge_queue *q, uintptr_t a, uintptr_t b);
+void purge__flight_wait_booked(purge_queue *q);
 /* The cancel that waited took its part: the flusher may go on. */
 void purge__flight_waited(purge_queue *q);
 

@@ -25,8 +25,12 @@ struct purge__flight {
 	size_t ordered;             /* v[0..ordered) in address order, disjoint */
 	uintptr_t tail_lo, tail_hi; /* hull of v[ordered..n) (scanned, not searched) */
 	size_t next, next_off;      /* no call has taken v[next] + next_off on */
+	size_t taint;               /* v[next..taint): a failed call may have freed some of
+	                             * their pages; they go again one by one (flush.c) */
 	uintptr_t zone_lo, zone_hi; /* hull of the plan in the kernel; empty: lo >= hi */
 	uint64_t seq;               /* plans completed */
+	uint64_t stamp;             /* the round's oldest enqueue stamp, at its take */
+	uint64_t spilled;           /* split parts given back to the store, ever */
 	uint64_t t0;                /* when the flush began (for a fork child) */
 	unsigned waiters;           /* cancels waiting for the zone */
 	pthread_t owner;            /* the flushing thread, while the queue is busy */

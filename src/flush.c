@@ -390,7 +390,7 @@ static void flush_zone(struct flush_run *r)
 static void flush_complete(struct flush_run *r)
 {
 	if (purge__flight_shared(r->q))
-		purge__flight_complete(r->q, r->i, r->off);
+		purge__flight_complete(r->q, r->i, r->off, r->solo);
 }
 
 /* ---- the paths ----------------------------------------------------------- */

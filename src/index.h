@@ -86,7 +86,9 @@ bool purge__idx_find_ge(const struct purge__index *x, uintptr_t key, struct purg
 /* Moves p to the next entry in key order; false at the end. */
 bool purge__idx_next(const struct purge__index *x, struct purge__ipos *p);
 /* Replaces the key at p (p is stale afterwards); the caller keeps the order
- * (previous key < key < next key).  0, or -ENOSPC (the entry is gone). */
+ * (previous key < key < next key) and only raises a key: a leaf's first
+ * key lowered below its separator is not found again (the store only
+ * trims ranges from the left).  0, or -ENOSPC (the entry is gone). */
 int purge__idx_set_key(struct purge__index *x, const struct purge__ipos *p, uintptr_t key);
 /* Rebuilds the index from n pairs sorted by key, keys distinct; the pairs
  * are overwritten.  -ENOSPC when the nodes do not suffice (index empty). */

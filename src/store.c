@@ -624,6 +624,45 @@ uint32_t purge__store_first_unheld(const struct purge__store *s, uint32_t id)
 	return id;
 }
 
+/* ---- a part given back --------------------------------------------------- */
+
+/* The first piece in age order that is no older than stamp (aged; else
+ * the head), NONE when all are; *past_fresh when the walk passed the
+ * first piece new to the plans. */
+static uint32_t store_first_not_older(const struct purge__store *s, uint64_t stamp,
+                                      bool *past_fresh)
+{
+	uint32_t id = s->head;
+
+	*past_fresh = false;
+	for (; s->aged && id != NONE && s->stamp[id] < stamp; id = s->link[id].next)
+		*past_fresh = *past_fresh || id == s->fresh;
+	return id;
+}
+
+void purge__store_put_back(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t stamp)
+{
+	bool past_fresh;
+
+	store_sync(s); /* linked, everything indexed: the new piece goes in now */
+	if (s->live == 0)
+		s->head = NONE; /* an empty list (a plain store's head is a slot) */
+	if (s->live == 0 || stamp < s->epoch)
+		s->epoch = stamp; /* the epoch is never later than a piece's enqueue */
+	uint32_t before = store_first_not_older(s, stamp, &past_fresh);
+	uint32_t id = store_alloc(s);
+	s->link[id].info = STORE_TAIL;
+	store_set(s, id, start, end);
+	if (s->aged)
+		s->stamp[id] = stamp;
+	store_link_after(s, id, before == NONE ? s->tail : s->link[before].prev);
+	store_place(s, id);
+	if (!past_fresh) /* ahead of the first new piece: new to the plans too */
+		s->fresh = id;
+	s->lo = start < s->lo ? start : s->lo;
+	s->hi = end > s->hi ? end : s->hi;
+}
+
 /* ---- take ---------------------------------------------------------------- */
 
 /* How many of a take fit beside their sort scratch in s->scratch. */

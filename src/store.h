@@ -135,6 +135,12 @@ static inline void purge__store_add(struct purge__store *s, uintptr_t start, uin
 		purge__store_add_slow(s, start, end, now);
 }
 
+/* A part of a range a flush took, pending again (a cancel split it while
+ * the flight had no spare slot): stamped `stamp`, placed in the age list
+ * ahead of every piece no older (a flush that takes the oldest takes it
+ * first), indexed at once; links the store.  The caller made room.
+ * O(log n), plus the pieces older than it that it walks past. */
+void purge__store_put_back(struct purge__store *s, uintptr_t start, uintptr_t end, uint64_t stamp);
 /* From now on, write stamps; pending pieces get the epoch. */
 void purge__store_age(struct purge__store *s);
 

@@ -3,7 +3,9 @@
 # cpython.sh STOCK_LIB PATCHED_LIB OUTDIR [TEST...]: CPython's own test suite
 # (test_threading test_list test_dict unless TESTs are named) under
 # mimalloc 2.0.9 stock and patched (build.sh --stock, build.sh), preloaded,
-# at MIMALLOC_DECOMMIT_DELAY=0 (or $MIMALLOC_DECOMMIT_DELAY when set): the
+# at MIMALLOC_DECOMMIT_DELAY=0 (or $MIMALLOC_DECOMMIT_DELAY when set; the
+# same value as MIMALLOC_PURGE_DELAY, v3's name, so that it serves the
+# 3.4.3 builds too: build.sh --v3 [--stock]): the
 # patched run must fail nothing the stock one passes.  Needs a python3 with
 # its test package (Debian: python3 and libpython3.11-testsuite; $PYTHON
 # names one).  Writes OUTDIR/stock.log and patched.log (regrtest's own
@@ -38,7 +40,7 @@ sum=$out/summary.txt
 # libpurge line says its queue is in use)
 for l in "$stock" "$patched"; do
 	echo "check: MIMALLOC_SHOW_STATS=1 LD_PRELOAD=$l $py -c 'bytearray(64 << 20)': $(env MIMALLOC_SHOW_STATS=1 \
-		MIMALLOC_DECOMMIT_DELAY="$delay" LD_PRELOAD="$l" "$py" -c 'bytearray(64 << 20)' 2>&1 |
+		MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" LD_PRELOAD="$l" "$py" -c 'bytearray(64 << 20)' 2>&1 |
 		grep -aE '^ *(libpurge|heap stats|committed)' | tr -s ' ' | tr '\n' ';')" >>"$sum"
 done
 # run NAME LIB: regrtest, verbose, two workers; its status in $rc and the
@@ -46,14 +48,14 @@ done
 run() {
 	local t0 t1
 	t0=$(date +%s)
-	timeout -s KILL 1800 env LD_PRELOAD="$2" MIMALLOC_DECOMMIT_DELAY="$delay" "$py" -m test -j2 -v \
+	timeout -s KILL 1800 env LD_PRELOAD="$2" MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" "$py" -m test -j2 -v \
 		--timeout 600 "${tests[@]}" >"$out/$1.log" 2>&1
 	rc=$?
 	t1=$(date +%s)
 	sed -n 's/^\(test[a-zA-Z0-9_]*\) (\([^)]*\)) \.\.\. \(.*\)$/\2.\1 \3/p' "$out/$1.log" |
 		sed 's/ skipped .*/ skipped/' | sort >"$out/$1.res"
 	{
-		echo "== $1: LD_PRELOAD=$2 MIMALLOC_DECOMMIT_DELAY=$delay $py -m test -j2 -v --timeout 600 ${tests[*]}"
+		echo "== $1: LD_PRELOAD=$2 MIMALLOC_DECOMMIT_DELAY=$delay MIMALLOC_PURGE_DELAY=$delay $py -m test -j2 -v --timeout 600 ${tests[*]}"
 		echo "   status $rc, $((t1 - t0)) s wall, load average after $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "   cases: $(grep -c ' ok$' "$out/$1.res") ok, $(grep -c ' skipped$' "$out/$1.res") skipped," \
 			"$(grep -Ec ' (FAIL|ERROR)$' "$out/$1.res") FAIL or ERROR, $(grep -c . "$out/$1.res") in all"
