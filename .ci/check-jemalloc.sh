@@ -11,13 +11,17 @@
 # default (integrations-build/jemalloc), where the tests look for it.
 # No source (Debian's archive unreachable) or a tool missing: the stage
 # says so, with build.sh's reason above it, and skips.
+# JEMALLOC_VERSION=5.3.1 runs the same stage on the 5.3.1 series instead
+# (build.sh --jemalloc 5.3.1, from ../shared/sources; into
+# integrations-build/jemalloc-5.3.1); the default is 5.3.0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-integrations-build/meson}
 [ -f "$build/build.ninja" ] || meson setup "$build" integrations >/dev/null
 t0=$SECONDS
 rc=0
-lib=$(nice integrations/jemalloc/build.sh --jobs 2) || rc=$?
+jeversion=${JEMALLOC_VERSION:-5.3.0}
+lib=$(nice integrations/jemalloc/build.sh --jobs 2 --jemalloc "$jeversion") || rc=$?
 if [ $rc -eq 77 ]; then
 	echo "check-jemalloc: skipped: jemalloc cannot be built here (build.sh's reason is above)"
 	exit 0
@@ -25,7 +29,7 @@ fi
 [ $rc -eq 0 ] || exit $rc
 echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
 ninja -C "$build" jemalloc/je-reuse jemalloc/je-fds >/dev/null
-integrations/jemalloc/tests/make-check.sh --quick
+integrations/jemalloc/tests/make-check.sh --quick --jemalloc "$jeversion"
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
 integrations/jemalloc/tests/test-jemalloc.sh "$build/jemalloc/je-reuse" "$lib"
 echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"

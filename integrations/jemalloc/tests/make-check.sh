@@ -6,13 +6,18 @@
 # summary line per configuration and suite:
 #   CONFIG SUITE pass P skip S fail F
 #
-# usage: make-check.sh [--quick] [--stock] [--tree TREE] [-j JOBS] [CONF...]
+# usage: make-check.sh [--quick] [--stock] [--jemalloc VERSION] [--tree TREE]
+#                      [-j JOBS] [CONF...]
 #   --quick   CI's cheap form: `make check` once with the defaults, then a
 #             chosen subset of unit tests (QUICK_UNIT below) and all the
 #             integration tests under each variant
 #   --stock   the unpatched tree (build.sh --stock) instead of the patched one
+#   --jemalloc VERSION  5.3.0 (default, or $JEMALLOC_VERSION) or 5.3.1: the
+#             tree build.sh --jemalloc VERSION built, and that series'
+#             option names in the variants
 #   --tree    a built jemalloc tree (default: build.sh's, with its default
-#             OUTDIR: integrations-build/jemalloc/jemalloc)
+#             OUTDIR: integrations-build/jemalloc/jemalloc, or
+#             integrations-build/jemalloc-5.3.1/jemalloc for 5.3.1)
 #   CONF...   the variants (default: VARIANTS below); "defaults" is the
 #             literal `make check` plus `make stress`
 # Exit status: 0 no test failed; 77 no built tree (the reason is printed);
@@ -20,18 +25,24 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-quick=0 tree="" jobs=2 sub=""
+quick=0 tree="" jobs=2 sub="" jeversion=${JEMALLOC_VERSION:-5.3.0}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--stock) sub=stock/; shift ;;
+	--jemalloc) jeversion=$2; shift 2 ;;
 	--tree) tree=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
 	-h | --help) sed -n '/^# usage:/,/^# 1 a test/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) break ;;
 	esac
 done
-tree=${tree:-$repo/integrations-build/jemalloc/${sub}jemalloc}
+case $jeversion in
+5.3.0) outdir=jemalloc ;;
+5.3.1) outdir=jemalloc-5.3.1 ;;
+*) echo "make-check: --jemalloc: 5.3.0 or 5.3.1, not '$jeversion'" >&2; exit 2 ;;
+esac
+tree=${tree:-$repo/integrations-build/$outdir/${sub}jemalloc}
 if [ ! -f "$tree/Makefile" ]; then
 	echo "SKIP: no configured jemalloc tree at $tree: run integrations/jemalloc/build.sh" \
 		"(it needs Debian's jemalloc source, or --source TREE|TARBALL)"
@@ -70,6 +81,11 @@ QUICK_VARIANTS=(
 QUICK_UNIT="arena_reset background_thread background_thread_enable extent_quantize
 	fork junk mallctl oversize_threshold pa pack retained stats stats_print zero"
 [ $quick -eq 1 ] && VARIANTS=("${QUICK_VARIANTS[@]}")
+# The 5.3.1 series has no purge_batch: 5.3.1's own process_madvise_max_batch
+# is the ranges per call there.
+if [ "$jeversion" = 5.3.1 ]; then
+	VARIANTS=("${VARIANTS[@]//purge_batch:/process_madvise_max_batch:}")
+fi
 [ $# -gt 0 ] && VARIANTS=("$@")
 
 cd "$tree" || exit 1
