@@ -18,7 +18,7 @@
 # reported records_per_s=0.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../../.." && pwd)
+repo=$(cd "$here/../../../.." && pwd) # bench/results/jemalloc-531/DATE
 plib=$1 slib=$2 reps=$3 out=$4 secs=${5:-5} names=${6:-ebizzy-1M ebizzy-5M churn}
 w=$repo/integrations-build/meson/workloads
 mkdir -p "$out"
