@@ -4,7 +4,9 @@
 # frontier (issue 38): stock v3.4.3 at MIMALLOC_PURGE_DELAY 0, 10, 1000 and
 # with MIMALLOC_ARENA_PURGE_MULT 10 (at delay 10 and 1000), against the
 # series at delay 0, 10, 1000 (its own knobs at their defaults), on
-# ebizzy-lite (1 MiB, 5 MiB, 256 KiB chunks) and churn.  Every
+# ebizzy-lite (1 MiB, 5 MiB, 256 KiB chunks) and churn; from round 6 on
+# also the series with MIMALLOC_ARENA_PURGE_MULT 10 at delay 10 and 1000.
+# Rounds already in OUTDIR/frontier.csv are kept and counted on from.  Every
 # configuration once per round; the order of the configurations rotates by
 # one every round.  Rows are appended as they are measured:
 #   frontier.csv  workload,config,round,load,calls,throughput,avg_rss_kib,peak_rss_kib,user_s,sys_s
@@ -31,6 +33,10 @@ configs=(
 	"patched-d0 $patched 0 1"
 	"patched-d10 $patched 10 1"
 	"patched-d1000 $patched 1000 1"
+	# added from round 6 on (2026-12-06 21:30): the series at the stock
+	# points' arena_purge_mult, so that each stock point has its pair
+	"patched-d10-m10 $patched 10 10"
+	"patched-d1000-m10 $patched 1000 10"
 )
 workloads=("ebizzy-lite -t 2 -s 1M -d 3" "ebizzy-lite -t 2 -s 5M -d 3"
 	"ebizzy-lite -t 2 -s 256K -d 3" "churn -n 3")

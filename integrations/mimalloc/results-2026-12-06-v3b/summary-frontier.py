@@ -3,7 +3,10 @@
 # summary-frontier.py frontier.csv: medians per workload and configuration
 # (min-max of the throughput beside them), and for every stock point the
 # patched points that dominate it: throughput >= the stock point's, average
-# RSS <= its, CPU (user+sys) <= 1.05x its; all on medians.
+# RSS <= its, CPU (user+sys) <= 1.05x its; all on medians.  Then the same
+# test paired by round (configurations of one round ran back to back, under
+# about the same load): the median over rounds of the patched/stock ratios
+# of throughput, average RSS and CPU.
 import csv
 import statistics
 import sys
@@ -56,3 +59,19 @@ for wl in dict.fromkeys(r['workload'] for r in rows):
             P = m[near]
             print(f"  {s:16s} NOT dominated; nearest {near}: throughput {P['throughput'] / S['throughput']:.3f}x,"
                   f" avg RSS {P['avg_rss_kib'] / S['avg_rss_kib']:.3f}x, cpu {P['cpu'] / S['cpu']:.3f}x")
+    print("  paired by round (median of per-round patched/stock ratios: throughput, avg RSS, cpu):")
+    byround = defaultdict(dict)
+    for c in m:
+        for r in g[(wl, c)]:
+            byround[r['round']][c] = r
+    for s in (c for c in m if c.startswith('stock')):
+        out = []
+        for p in (c for c in m if c.startswith('patched')):
+            rr = [(float(x[p]['throughput']) / float(x[s]['throughput']),
+                   float(x[p]['avg_rss_kib']) / float(x[s]['avg_rss_kib']), x[p]['cpu'] / x[s]['cpu'])
+                  for x in byround.values() if p in x and s in x]
+            t, a, u = (statistics.median(v[i] for v in rr) for i in range(3))
+            d = '*' if t >= 1 and a <= 1 and u <= 1.05 else ' '
+            out.append(f"{p[8:]}{d} {t:5.2f} {a:5.3f} {u:5.2f}")
+        print(f"    {s:16s} " + " | ".join(out))
+    print("    (* the patched point dominates the stock one on the paired ratios)")
