@@ -9,7 +9,7 @@
 set -u
 lib=$1 keys=${2:-59500}
 # shellcheck source-path=SCRIPTDIR source=../../workloads/bench-lib.sh
-. "$(dirname "$0")/../../workloads/bench-lib.sh"
+. "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)/integrations/workloads/bench-lib.sh"
 bench_pins 1
 redis_start "$(mktemp)" LD_PRELOAD="$lib" MIMALLOC_PURGE_DELAY=0 MIMALLOC_SHOW_STATS=1 || exit 1
 log=$bench_log
