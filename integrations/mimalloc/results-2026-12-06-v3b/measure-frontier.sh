@@ -8,7 +8,7 @@
 # also the series with MIMALLOC_ARENA_PURGE_MULT 10 at delay 10 and 1000.
 # Rounds already in OUTDIR/frontier.csv are kept and counted on from.  Every
 # configuration once per round; the order of the configurations rotates by
-# one every round.  Rows are appended as they are measured:
+# one every round (rounds 1-14), or is shuffled per round and workload (15 on).  Rows are appended as they are measured:
 #   frontier.csv  workload,config,round,load,calls,throughput,avg_rss_kib,peak_rss_kib,user_s,sys_s
 #                 calls: madvise + process_madvise of the whole process
 #                 (perf stat, syscall tracepoints); throughput: records/s;
@@ -47,8 +47,16 @@ r0=$(($(tail -n +2 "$f" | cut -d, -f3 | sort -n | tail -1) + 0))
 for r in $(seq $((r0 + 1)) $((r0 + reps))); do
 	for wl in "${workloads[@]}"; do
 		read -ra cmd <<<"$wl"
-		for i in $(seq 0 $((n - 1))); do
-			read -r name lib delay mult <<<"${configs[$(((i + r) % n))]}"
+		# rounds 1-14 rotated a fixed cycle (every configuration always ran
+		# right after the same one); from round 15 on a permutation of its own
+		# per round and workload (seeded by both: repeatable)
+		if [ "$r" -le 14 ]; then
+			order=$(for i in $(seq 0 $((n - 1))); do echo $(((i + r) % n)); done)
+		else
+			order=$(shuf -i 0-$((n - 1)) --random-source=<(yes "$r $wl"))
+		fi
+		for i in $order; do
+			read -r name lib delay mult <<<"${configs[$i]}"
 			ld=$(load)
 			o=$(MIMALLOC_PURGE_DELAY=$delay MIMALLOC_ARENA_PURGE_MULT=$mult LD_PRELOAD=$lib \
 				perf stat -x, -e $ev "$w/${cmd[0]}" "${cmd[@]:1}" 2>&1)
