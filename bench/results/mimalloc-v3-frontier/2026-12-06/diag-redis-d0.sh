@@ -8,8 +8,8 @@
 # shellcheck disable=SC2154 # redis_pid, redis_sock, bench_log, bench_cli_pin: set by bench-lib.sh
 set -u
 lib=$1 keys=${2:-59500}
-# shellcheck source-path=SCRIPTDIR source=../../workloads/bench-lib.sh
-. "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)/integrations/workloads/bench-lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../../../allocators/bench-lib.sh
+. "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)/bench/allocators/bench-lib.sh"
 bench_pins 1
 redis_start "$(mktemp)" LD_PRELOAD="$lib" MIMALLOC_PURGE_DELAY=0 MIMALLOC_SHOW_STATS=1 || exit 1
 log=$bench_log

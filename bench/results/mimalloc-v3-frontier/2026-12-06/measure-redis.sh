@@ -17,7 +17,7 @@ set -u
 stock=$1 patched=$2 reps=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 out=${4:-$here}
-wl=$(git -C "$here" rev-parse --show-toplevel)/integrations/workloads
+wl=$(git -C "$here" rev-parse --show-toplevel)/bench/allocators # where the redis scripts live now (they were in integrations/workloads)
 mkdir -p "$out"
 "$wl/redis-bench.sh" -j "$stock" -L "$patched" -r "$reps" \
 	-c "stock-d0 LD_PRELOAD=$stock MIMALLOC_PURGE_DELAY=0" \
