@@ -326,6 +326,12 @@ static bool refusal_possible(const struct fz *z)
 	return !z->o->real_kernel && z->fk.refuse && z->cfg.mode == PURGE_MODE_VECTORED;
 }
 
+/* The most bytes one call advises (0 is PURGE_DEFAULT_CALL_BYTES). */
+static size_t call_cap(const struct fz *z)
+{
+	return z->cfg.max_call_bytes ? z->cfg.max_call_bytes : PURGE_DEFAULT_CALL_BYTES;
+}
+
 /* Bytes of the settled ranges that had to fail and that could fail: a
  * range with a refused page fails whole, or, when max_call_bytes cut it
  * between calls, the parts with such a page; a range without one is purged. */
@@ -343,7 +349,7 @@ static void fail_bounds(struct fz *z, uint64_t *lo, uint64_t *hi)
 		} else if (bad) {
 			/* a range cut between calls (max_call_bytes) or at frame
 			 * boundaries (PURGE_HUGE) fails in the parts with such a page */
-			*lo += z->cfg.max_call_bytes == 0 && !huge(z) ? len : bad * z->page;
+			*lo += call_cap(z) >= NP * z->page && !huge(z) ? len : bad * z->page;
 			*hi += len;
 		}
 	}
@@ -800,8 +806,7 @@ void m_contract(struct fz *z)
 			break;
 		}
 	bool plan = kind != FZ_ENQ || st.auto_flushes > z->last.auto_flushes + z->last.room;
-	bool fits = frames_fit(z) &&
-	            (!z->cfg.max_call_bytes || z->cfg.max_call_bytes >= z->fpages * z->page);
+	bool fits = frames_fit(z) && call_cap(z) >= z->fpages * z->page;
 	if (kind == FZ_ENQ && plan && fits && z->nframes && !(z->cfg.flags & PURGE_INCREMENTAL)) {
 		check_no_whole_frame(z);
 		z->src->whole_checks++;

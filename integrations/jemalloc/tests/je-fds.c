@@ -198,17 +198,24 @@ static int check_files(const char *who)
 	return bad;
 }
 
-/* After the descriptors were closed: files, churn, stop; the exit status. */
-static int after_close(const char *who, const char *dir)
+/* background_thread:false under a 20 s alarm; how long it took, in ms. */
+static double stop_timed(void)
 {
-	open_files(dir);
-	churn();
 	signal(SIGALRM, on_alarm);
 	alarm(20);
 	double t0 = now_ms();
 	bg_set(false);
 	double ms = now_ms() - t0;
 	alarm(0);
+	return ms;
+}
+
+/* After the descriptors were closed: files, churn, stop; the exit status. */
+static int after_close(const char *who, const char *dir)
+{
+	open_files(dir);
+	churn();
+	double ms = stop_timed();
 	int bad = check_files(who);
 	uint64_t lost = 0, reopened = 0, epoch = 1;
 	size_t sz = sizeof(lost);
@@ -264,12 +271,7 @@ int main(int argc, char **argv)
 		/* The file put over them: it must stay empty. */
 		open_files(dir);
 		churn();
-		signal(SIGALRM, on_alarm);
-		alarm(20);
-		double t0 = now_ms();
-		bg_set(false);
-		double ms = now_ms() - t0;
-		alarm(0);
+		double ms = stop_timed();
 		struct stat st;
 		int bad = check_files(mode);
 		if (fstat(top, &st) != 0 || st.st_size != 0) {
