@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: MIT
 # cpython.sh STOCK_LIB PATCHED_LIB OUTDIR [TEST...]: CPython's own test suite
 # (test_threading test_list test_dict unless TESTs are named) under
-# mimalloc 2.0.9 stock and patched (build.sh --stock, build.sh), preloaded,
-# at MIMALLOC_DECOMMIT_DELAY=0 (or $MIMALLOC_DECOMMIT_DELAY when set; the
-# same value as MIMALLOC_PURGE_DELAY, v3's name, so that it serves the
-# 3.4.3 builds too: build.sh --v3 [--stock]): the
+# mimalloc 3.4.3 stock and patched (build.sh --stock, build.sh), preloaded,
+# at purge delay 0 (or $MIMALLOC_DECOMMIT_DELAY when set, the name of the
+# retired 2.0.9 series' runs; given to the library as MIMALLOC_PURGE_DELAY
+# and MIMALLOC_DECOMMIT_DELAY both): the
 # patched run must fail nothing the stock one passes.  Needs a python3 with
 # its test package (Debian: python3 and libpython3.11-testsuite; $PYTHON
 # names one).  Writes OUTDIR/stock.log and patched.log (regrtest's own

@@ -18,11 +18,20 @@
 #   fork      forkhang child-malloc and lock-order (atfork handlers of
 #             another library first; no hang), fork-storm; and the
 #             patched library imports no pthread_atfork (stock has none)
+#   options   purge_batch_size set with mi_option_set in the program's main
+#             (tests/idle.c, the library preloaded) bounds what waits at
+#             purge_delay 0 under MIMALLOC_PURGE_BATCH_SIZE=0 (no limit):
+#             idle RSS <= stock's + 4 MiB
 #   knobs     MIMALLOC_PURGE_BATCH=5000 and 0 warn (with
 #             MIMALLOC_SHOW_ERRORS=1); invalid values warn as mimalloc's
 #             own options do
 #   calloc    ebizzy-lite -V -z (every record and canary checked, calloc
 #             checked zero) at purge_delay 0 and 1000 and purge_batch=1
+#   reuse     tests/reuse.c zero, live and fork at purge_delay 0 and 1000:
+#             memory freed by exiting threads is calloc'ed zero, canaries
+#             next to purged ranges survive a forced collect and a page-out,
+#             and children of a fork amid allocating threads reuse, collect
+#             and check theirs
 #   stats     mi3-stall under strace: the process_madvise calls strace
 #             counts are the '-vectored' line of mi_stats_print, and the
 #             madvise calls cover the rest of '-calls'
@@ -50,7 +59,7 @@ while getopts w:s:j:b:Ch opt; do
 	j) jobs=$OPTARG ;;
 	b) mbuild=$OPTARG ;;
 	C) own=0 ;;
-	h) sed -n '3,41p' "$0"; exit 0 ;;
+	h) sed -n '3,48p' "$0"; exit 0 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -140,6 +149,14 @@ idle_bounded() { # DELAY GAP: patched idle RSS <= stock's + 16 MiB
 	[ -n "$s" ] && [ -n "$p" ] && [ "$p" -le $((s + 16384)) ]
 }
 
+option_from_main() { # purge_batch_size=1024 set in main: idle RSS at delay 0 <= stock's + 4 MiB
+	local s p
+	s=$(MIMALLOC_PURGE_DELAY=0 LD_PRELOAD=$stock_lib "$idle" | awk '{print $NF}')
+	p=$(MIMALLOC_PURGE_DELAY=0 MIMALLOC_PURGE_BATCH_SIZE=0 LD_PRELOAD=$patched_lib "$idle" "$@" | awk '{print $NF}')
+	echo "idle KiB: stock $s, patched ($*, set in main) $p"
+	[ -n "$s" ] && [ -n "$p" ] && [ "$p" -le $((s + 4096)) ]
+}
+
 no_atfork() {
 	! nm -D --undefined-only "$patched_lib" | grep -q pthread_atfork
 }
@@ -173,13 +190,13 @@ if [ $own = 1 ]; then
 		meson setup "$mbuild" "$repo/integrations" >"$work/meson-setup.log" 2>&1 ||
 			{ echo "FAIL: meson setup $mbuild"; tail -5 "$work/meson-setup.log"; exit 1; }
 	fi
-	ninja -C "$mbuild" mimalloc/mimalloc-idle mimalloc/mimalloc-forkhang workloads/ebizzy-lite \
+	ninja -C "$mbuild" mimalloc/mimalloc-idle mimalloc/mimalloc-forkhang mimalloc/mimalloc-reuse workloads/ebizzy-lite \
 		workloads/fork-storm workloads/mi3-stall >"$work/ninja.log" 2>&1 ||
 		{ echo "FAIL: ninja"; tail -5 "$work/ninja.log"; exit 1; }
-	idle=$mbuild/mimalloc/mimalloc-idle forkhang=$mbuild/mimalloc/mimalloc-forkhang
+	idle=$mbuild/mimalloc/mimalloc-idle forkhang=$mbuild/mimalloc/mimalloc-forkhang reuse=$mbuild/mimalloc/mimalloc-reuse
 	ebizzy=$mbuild/workloads/ebizzy-lite forkstorm=$mbuild/workloads/fork-storm stall=$mbuild/workloads/mi3-stall
 	export work stock_lib patched_lib idle stall
-	export -f idle_bounded no_atfork warns stats_truthful bun_not_skipped
+	export -f idle_bounded option_from_main no_atfork warns stats_truthful bun_not_skipped
 	t0=$SECONDS
 	echo "own checks (patched v3 preloaded; stock for comparisons):"
 	for d in 0 1000; do
@@ -187,6 +204,7 @@ if [ $own = 1 ]; then
 			check "idle: purge_delay $d, frees $g ms apart, <= stock + 16 MiB" idle_bounded $d $g
 		done
 	done
+	check "options: purge_batch_size=1024 set in main bounds idle RSS" option_from_main purge_batch_size=1024
 	for m in child-malloc lock-order; do
 		for d in 0 1000; do
 			check "fork: forkhang $m, purge_delay $d" env MIMALLOC_PURGE_DELAY=$d LD_PRELOAD="$patched_lib" "$forkhang" $m 60
@@ -201,6 +219,11 @@ if [ $own = 1 ]; then
 	for e in "MIMALLOC_PURGE_DELAY=0" "MIMALLOC_PURGE_DELAY=1000" "MIMALLOC_PURGE_DELAY=0 MIMALLOC_PURGE_BATCH=1"; do
 		read -ra ev <<<"$e"
 		check "calloc: ebizzy-lite -V -z -t 2, $e" env "${ev[@]}" LD_PRELOAD="$patched_lib" "$ebizzy" -V -z -t 2 -n 300 -s 3M
+	done
+	for m in zero live fork; do
+		for d in 0 1000; do
+			check "reuse: reuse $m, purge_delay $d" env MIMALLOC_PURGE_DELAY=$d LD_PRELOAD="$patched_lib" "$reuse" $m
+		done
 	done
 	if command -v strace >/dev/null; then
 		check "stats: strace's calls are the counters" stats_truthful

@@ -6,9 +6,8 @@
  *   idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...]
  *
  * Each OPTION=VALUE is given to mi_option_set (found with dlsym) first,
- * before anything else is allocated: libpurge, purge_batch,
- * purge_max_delay, purge_max_pending, purge_max_call (the patched library's
- * options).
+ * before anything else is allocated: purge_delay (mimalloc's own),
+ * purge_batch, purge_batch_size (the patched v3 library's options).
  * Then MIB MiB (default 320) of blocks of 64 KiB..8 MiB are allocated and
  * written, and all freed at once (with -g, MS ms apart: each free then
  * finds the decommits the earlier ones left due); then the process sleeps
@@ -30,14 +29,15 @@
 #include <time.h>
 #include <unistd.h>
 
-/* mi_option_t of the patched 2.0.9 (include/mimalloc.h): its options come
- * after mi_option_destroy_on_exit (25) */
+/* mi_option_t of the patched v3.4.3 (include/mimalloc.h): the series' two
+ * options come after mi_option_arena_is_numa_local (46) */
 static const struct {
 	const char *name;
 	int option;
 } options[] = {
-    {"libpurge", 26},          {"purge_batch", 27},    {"purge_max_delay", 28},
-    {"purge_max_pending", 29}, {"purge_max_call", 30},
+    {"purge_delay", 15},
+    {"purge_batch", 47},
+    {"purge_batch_size", 48},
 };
 
 /* resident KiB, read without the allocator (no stdio) */
@@ -90,8 +90,7 @@ int main(int argc, char **argv)
 		if (eq == NULL || k == n || mib <= 0 || ms < 0 || gap < 0) {
 			fprintf(stderr,
 			        "usage: idle [-m MIB] [-s MS] [-g MS] [OPTION=VALUE...] (options: "
-			        "libpurge, purge_batch, purge_max_delay, purge_max_pending, "
-			        "purge_max_call)\n");
+			        "purge_delay, purge_batch, purge_batch_size)\n");
 			return 2;
 		}
 		set(options[k].option, atol(eq + 1));

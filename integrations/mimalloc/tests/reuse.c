@@ -1,25 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reuse: memory whose purge is still queued, reused, under a preloaded
- * mimalloc (run it with MIMALLOC_DECOMMIT_DELAY=0 and a long
- * MIMALLOC_PURGE_MAX_DELAY, so that what is freed stays queued).
+ * reuse: memory whose purge is pending, reused, under a preloaded mimalloc
+ * v3 (run it with MIMALLOC_PURGE_DELAY=0, where the patched library lets
+ * freed ranges wait for a batch, and at the default delay).
  *
  *   reuse zero   threads fill and free blocks of 64 KiB..4 MiB and exit
- *                (their segments are abandoned with the purges queued);
- *                the main thread callocs the same sizes (it reclaims those
- *                segments) and checks every byte is zero;
+ *                (their pages are abandoned with purges pending); the main
+ *                thread callocs the same sizes and checks every byte is
+ *                zero;
  *   reuse live   the same, then the main thread writes a canary into every
- *                block it holds, frees others (more purges queued), asks
- *                mimalloc to collect (every queued purge is flushed) and
+ *                block it holds, frees others (more purges pending), asks
+ *                mimalloc to collect (every pending purge is done) and
  *                checks that no canary byte was purged;
  *                (and pages them out: a reset, MADV_FREE, that came after
  *                the write would let the kernel drop the page then);
- *   reuse unmap  a huge block freed by another thread is decommitted
- *                (queued) and its segment unmapped; the range is mapped
- *                again with MAP_FIXED_NOREPLACE and filled, every queued
- *                purge is flushed: none may hit the new mapping;
  *   reuse fork   threads allocate and free while the main thread forks;
- *                each child reuses queued memory, collects, checks its
+ *                each child reuses freed memory, collects, checks its
  *                canaries and exits; the parent checks every child.
  *
  * Only malloc/calloc/free, and mi_collect found with dlsym: no link to
@@ -90,8 +86,8 @@ static int check_zero(const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* fill blocks with non-zero bytes and free them: their spans are freed and,
- * with a decommit delay of 0, queued for purge at once */
+/* fill blocks with non-zero bytes and free them: their pages are freed and,
+ * with a purge delay of 0, scheduled for purge at once */
 static void *dirty_and_free(void *arg)
 {
 	unsigned rounds = (unsigned)(uintptr_t)arg;
@@ -132,47 +128,6 @@ static void pageout(void *p, size_t len)
 		(void)madvise((void *)a, e - a, MADV_PAGEOUT);
 }
 
-static void *free_it(void *p)
-{
-	free(p);
-	return NULL;
-}
-
-static int unmap_reuse(void)
-{
-	const size_t sz = 40u << 20, seg = 32u << 20; /* a huge block; MI_SEGMENT_SIZE */
-	int bad = 0, tried = 0;
-	for (unsigned round = 0; round < 10 && !bad; round++) {
-		uint8_t *p = malloc(sz);
-		if (p == NULL)
-			abort();
-		memset(p, 0x5a, sz);
-		pthread_t t; /* freed by another thread: its pages are decommitted, queued */
-		if (pthread_create(&t, NULL, free_it, p) != 0)
-			abort();
-		pthread_join(t, NULL);
-		mi_collect_fn(false); /* the owner frees the segment: munmap */
-		uintptr_t base = (uintptr_t)p & ~(uintptr_t)(seg - 1);
-		size_t len = (uintptr_t)p + sz - base;
-		uint8_t *q = mmap((void *)base, len, PROT_READ | PROT_WRITE,
-		                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (q == MAP_FAILED || (uintptr_t)q != base) {
-			if (q != MAP_FAILED)
-				munmap(q, len);
-			continue; /* not unmapped (yet): nothing to learn this round */
-		}
-		tried++;
-		fill(q, len);
-		mi_collect_fn(true); /* flush every queued purge */
-		bad |= check(q, len, "remapped after munmap");
-		munmap(q, len);
-	}
-	if (!bad && tried == 0)
-		fprintf(stderr,
-		        "reuse: unmap: no segment was unmapped where it could be mapped again\n");
-	return bad || tried == 0;
-}
-
 static int zero_and_live(bool live, unsigned rounds)
 {
 	int bad = 0;
@@ -190,9 +145,9 @@ static int zero_and_live(bool live, unsigned rounds)
 			for (unsigned i = 0; i < NBLOCKS; i++)
 				fill(b[i], block_size(i));
 			dirty_and_free(
-			    (void *)(uintptr_t)2); /* more queued purges, next to live blocks */
+			    (void *)(uintptr_t)2); /* more pending purges, next to live blocks */
 			run_dirtiers(2, 1);
-			mi_collect_fn(true); /* flush every queued purge */
+			mi_collect_fn(true); /* every pending purge done */
 			for (unsigned i = 0; i < NBLOCKS; i++)
 				pageout(b[i], block_size(i));
 			for (unsigned i = 0; i < NBLOCKS; i++)
@@ -229,7 +184,7 @@ static int forks(void)
 			break;
 		}
 		if (pid == 0) {
-			alarm(60); /* a queue lock left taken by the fork would hang here */
+			alarm(60); /* a lock left taken by the fork would hang here */
 			_exit(zero_and_live(true, 1));
 		}
 		int st = 0;
@@ -250,7 +205,7 @@ int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr,
-		        "usage: reuse zero|live|unmap|fork (under LD_PRELOAD=libmimalloc.so)\n");
+		        "usage: reuse zero|live|fork (under LD_PRELOAD=libmimalloc.so.3)\n");
 		return 2;
 	}
 	*(void **)&mi_collect_fn = dlsym(RTLD_DEFAULT, "mi_collect");
@@ -263,8 +218,6 @@ int main(int argc, char **argv)
 		bad = zero_and_live(false, 6);
 	else if (strcmp(argv[1], "live") == 0)
 		bad = zero_and_live(true, 6);
-	else if (strcmp(argv[1], "unmap") == 0)
-		bad = unmap_reuse();
 	else if (strcmp(argv[1], "fork") == 0)
 		bad = forks();
 	else
