@@ -44,5 +44,4 @@ static inline void free_frame(purge_queue *q, size_t f, size_t from, size_t to, 
 		cr_assert_eq(purge_enqueue(q, (void *)(fr(f) + off), piece), 0);
 }
 
-
 #endif
