@@ -3,7 +3,7 @@
  * What the workloads share: the clock (bench/common/clock.h), their random
  * numbers, size arguments, short options, --help, which malloc runs, RSS sampling from
  * /proc/self/statm and the timed run (ebizzy-lite.c, churn.c); touching
- * pages, the percentiles of a sorted sample, and the stall programs' options
+ * pages, the percentiles of a sorted sample, and the stall programs' options, rows
  * and windows of samples (je-stall.c, mi-stall.c, mi3-stall.c).  Plain
  * malloc/free programs, so nothing here depends on jemalloc or libpurge.
  */
@@ -320,6 +320,16 @@ static inline void stall_parse(int argc, char **argv, const struct stall_opt *t,
 		else
 			*x->str = v;
 	}
+}
+
+/* The stall programs' rows: the header (CSV or the table's), then
+ * one(1) .. one(repeat), each printing its row. */
+static inline void stall_rows(bool csv, const char *csv_head, const char *table_head, size_t repeat,
+                              void (*one)(unsigned))
+{
+	fputs(csv ? csv_head : table_head, stdout);
+	for (unsigned r = 1; r <= repeat; r++)
+		one(r);
 }
 
 /* malloc, or "PROGRAM: out of memory" and exit status 1. */
