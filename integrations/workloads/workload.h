@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the workloads share: the clock (bench/common/clock.h), their random
- * numbers, size arguments, short options, --help, which malloc runs, RSS sampling from
- * /proc/self/statm and the timed run (ebizzy-lite.c, churn.c); touching
- * pages, the percentiles of a sorted sample, and the stall programs' options, rows
- * and windows of samples (je-stall.c, mi-stall.c, mi3-stall.c).  Plain
- * malloc/free programs, so nothing here depends on jemalloc or libpurge.
+ * numbers, size arguments, short options, --help, which malloc runs, RSS
+ * sampling from /proc/self/statm and the timed run (ebizzy-lite.c,
+ * churn.c); touching pages, the percentiles of a sorted sample, and the
+ * stall programs' options, rows and windows of samples (je-stall.c,
+ * mi-stall.c, mi3-stall.c).  Plain malloc/free programs, so nothing here
+ * depends on jemalloc or libpurge.
  */
 #ifndef PURGE_WORKLOAD_H
 #define PURGE_WORKLOAD_H
