@@ -59,9 +59,9 @@ fi
 echo "check-no-global-counters: ${#files[@]} files, no machine-wide counter read"
 
 [ -n "$build" ] || exit 0
-kernel=$build/tests/test_kernel neighbour=$build/tests/thp-neighbour
-if [ ! -x "$kernel" ] || [ ! -x "$neighbour" ]; then
-	echo "check-no-global-counters: no $kernel or $neighbour: the suite beside a neighbour is skipped"
+kernel=$build/tests/test_kernel thp=$build/tests/test_kernel_thp neighbour=$build/tests/thp-neighbour
+if [ ! -x "$kernel" ] || [ ! -x "$thp" ] || [ ! -x "$neighbour" ]; then
+	echo "check-no-global-counters: no $kernel, $thp or $neighbour: the suites beside a neighbour are skipped"
 	exit 0
 fi
 out=$(mktemp) log=$(mktemp)
@@ -70,14 +70,15 @@ trap 'rm -f "$out" "$log"' EXIT
 npid=$!
 rc=0
 "$kernel" --jobs=1 --verbose=0 >"$log" 2>&1 || rc=$?
+"$thp" --jobs=1 --verbose=0 >>"$log" 2>&1 || rc=$?
 kill "$npid" 2>/dev/null || true
 wait "$npid" || true
 cat "$out"
 grep -E '^\[(FAIL|SKIP|====)\]|Assertion|^\[----\]   [^ ]' "$log" || true
 if [ "$rc" -ne 0 ]; then
-	echo "check-no-global-counters: the kernel suite failed beside a neighbour that splits huge pages" >&2
+	echo "check-no-global-counters: the kernel suites failed beside a neighbour that splits huge pages" >&2
 	exit 1
 fi
 grep -q 'turns in .*, [1-9][0-9]* of them split' "$out" ||
 	echo "check-no-global-counters: the neighbour split no huge page here (THP off?): a weak check"
-echo "check-no-global-counters: the kernel suite passed beside the neighbour"
+echo "check-no-global-counters: the kernel suites passed beside the neighbour"

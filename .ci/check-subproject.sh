@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# libpurge as a meson subproject, set up the way README.md's "Meson
+# libpurge as a meson subproject, set up the way docs/building.md's "Meson
 # subproject" item says.  Builds the parent project in .ci/consumers/meson
 # (a copy, with this checkout linked in as subprojects/libpurge and
 # .ci/consumer.c as its program) and checks:
-#  - the README's shell block, run as written in the parent, puts the
-#    libpurge.wrap this tree ships into subprojects/, and then the README's
+#  - building.md's shell block, run as written in the parent, puts the
+#    libpurge.wrap this tree ships into subprojects/, and then building.md's
 #    purge_dep = dependency('purge') (the parent's lookup=provide line,
-#    checked to be the README's words) resolves to libpurge's override;
+#    checked to be building.md's words) resolves to libpurge's override;
 #  - without the wrap that line fails with "Dependency purge not found",
-#    as the README says, and the README's fallback: 'libpurge' line works;
+#    as building.md says, and building.md's fallback: 'libpurge' line works;
 #  - the parent's default_library decides: =static links libpurge.a into
 #    the program (no libpurge.so needed), =shared links libpurge.so.2;
 #  - the subproject builds the library alone (no tests, tools, examples),
@@ -25,7 +25,7 @@ die() { echo "check-subproject: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/purge-subproject.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# README.md's "Meson subproject" item: its shell block ("sh"), or the
+# building.md's "Meson subproject" item: its shell block ("sh"), or the
 # dependency() lines of its code spans ("deps"; a span may wrap lines).
 readme_item() {
 	python3 -c 'import re, sys
@@ -36,29 +36,29 @@ if sys.argv[2] == "sh":
     print("\n".join(l.strip() for l in m.group(1).splitlines()) if m else "")
 else:
     spans = re.findall(r"`(purge_dep = dependency\([^`]*\))`", re.sub(r"\s+", " ", item))
-    print("\n".join(spans))' "$root/README.md" "$1"
+    print("\n".join(spans))' "$root/docs/building.md" "$1"
 }
 recipe=$(readme_item sh)
-[ -n "$recipe" ] || die "no shell block in README.md's \"Meson subproject\" item"
+[ -n "$recipe" ] || die "no shell block in building.md's \"Meson subproject\" item"
 deps=$(readme_item deps)
 [ "$(grep -c . <<<"$deps")" = 2 ] ||
-	die "README.md's \"Meson subproject\" item should give two dependency() lines," \
+	die "building.md's \"Meson subproject\" item should give two dependency() lines," \
 		"plain and with fallback; found:"$'\n'"$deps"
 while read -r line; do
 	grep -qF "$line" "$root/.ci/consumers/meson/meson.build" ||
-		die "README.md's '$line' is not in .ci/consumers/meson/meson.build"
+		die "building.md's '$line' is not in .ci/consumers/meson/meson.build"
 done <<<"$deps"
 
 # A parent: libpurge's tree in subprojects/libpurge (a symlink, which the
-# README allows), then, for "wrap", the README's shell block as written.
+# page allows), then, for "wrap", building.md's shell block as written.
 make_parent() { # DIR wrap|nowrap
 	cp -r "$root/.ci/consumers/meson" "$1"
 	cp "$root/.ci/consumer.c" "$1/consumer.c"
 	mkdir -p "$1/subprojects"
 	ln -s "$root" "$1/subprojects/libpurge"
 	[ "$2" = wrap ] || return 0
-	echo "check-subproject: the README's recipe: $recipe"
-	(cd "$1" && sh -eu -c "$recipe") || die "the README's recipe failed"
+	echo "check-subproject: building.md's recipe: $recipe"
+	(cd "$1" && sh -eu -c "$recipe") || die "building.md's recipe failed"
 }
 parent="$work/parent"
 make_parent "$parent" wrap
@@ -112,15 +112,15 @@ for t in json.load(sys.stdin):
 	echo "check-subproject: $name: ok (needs: ${needed:-nothing})"
 }
 
-# Without the wrap a plain dependency('purge') finds nothing, as the README
+# Without the wrap a plain dependency('purge') finds nothing, as building.md
 # says: the wrap is what its recipe adds.
 if meson setup "$work/build-nowrap" "$bare" --force-fallback-for=purge \
 	>"$work/nowrap.log" 2>&1; then
-	die "without the wrap dependency('purge') resolved: the README says it fails"
+	die "without the wrap dependency('purge') resolved: building.md says it fails"
 fi
 grep -q 'Dependency "purge" not found' "$work/nowrap.log" ||
-	{ cat "$work/nowrap.log" >&2; die "without the wrap: not the error the README quotes"; }
-echo "check-subproject: without the wrap, dependency('purge') fails as the README says"
+	{ cat "$work/nowrap.log" >&2; die "without the wrap: not the error building.md quotes"; }
+echo "check-subproject: without the wrap, dependency('purge') fails as building.md says"
 
 check static static provide "$parent"
 check shared shared provide "$parent"

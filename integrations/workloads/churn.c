@@ -110,63 +110,24 @@ static void *worker_main(void *arg)
 
 /* ---- options ---------------------------------------------------------- */
 
-static size_t size_arg(const char *s)
-{
-	uint64_t v;
-
-	return parse_size(s, &v) && v <= SIZE_MAX ? (size_t)v : 0;
-}
-
-/* Asked for (-h, --help): to stdout, exit 0; a mistake: to stderr, exit 2. */
-static _Noreturn void usage(FILE *f)
-{
-	fprintf(f, "usage: churn [-t threads] [-m total[K|M|G]] [-b big] [-s small]\n"
-	           "             [-d seconds | -n rounds] [-S seed]\n"
-	           "  sizes are multiples of 8, small >= 16, big > small;\n"
-	           "  defaults: -t 2 -m 1G -b 16384 -s 512 -d 5 -S 1\n"
-	           "  -h, --help  this text\n");
-	exit(f == stdout ? 0 : 2);
-}
+static const char usage[] = "usage: churn [-t threads] [-m total[K|M|G]] [-b big] [-s small]\n"
+                            "             [-d seconds | -n rounds] [-S seed]\n"
+                            "  sizes are multiples of 8, small >= 16, big > small;\n"
+                            "  defaults: -t 2 -m 1G -b 16384 -s 512 -d 5 -S 1\n"
+                            "  -h, --help  this text\n";
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	int c;
+	const struct wl_opt t[] = {{'t', WL_UNSIGNED, &o->threads}, {'m', WL_SIZE, &o->total},
+	                           {'b', WL_SIZE, &o->big},         {'s', WL_SIZE, &o->small},
+	                           {'d', WL_UNSIGNED, &o->seconds}, {'n', WL_UNSIGNED, &o->rounds},
+	                           {'S', WL_U64, &o->seed},         {0, WL_FLAG, NULL}};
 
 	*o = (struct opts){2, 0, 5, (size_t)1 << 30, 16384, 512, 1};
-	if (wants_help(argc, argv))
-		usage(stdout);
-	while ((c = getopt(argc, argv, "t:m:b:s:d:n:S:h")) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-		case 't':
-			o->threads = (unsigned)atoi(optarg);
-			break;
-		case 'm':
-			o->total = size_arg(optarg);
-			break;
-		case 'b':
-			o->big = size_arg(optarg);
-			break;
-		case 's':
-			o->small = size_arg(optarg);
-			break;
-		case 'd':
-			o->seconds = (unsigned)atoi(optarg);
-			break;
-		case 'n':
-			o->rounds = (unsigned)atoi(optarg);
-			break;
-		case 'S':
-			o->seed = strtoull(optarg, NULL, 10);
-			break;
-		default:
-			usage(stderr);
-		}
-	}
-	if (optind != argc || !o->threads || o->total < o->big || o->small < 16 ||
-	    o->big <= o->small || o->big % 8 || o->small % 8)
-		usage(stderr);
+	wl_parse(argc, argv, t, usage);
+	if (!o->threads || o->total < o->big || o->small < 16 || o->big <= o->small || o->big % 8 ||
+	    o->small % 8)
+		wl_usage(stderr, usage);
 }
 
 int main(int argc, char **argv)

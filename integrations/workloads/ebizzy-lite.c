@@ -271,32 +271,25 @@ static int64_t je_nmadvise(void)
 
 /* ---- command line ---------------------------------------------------- */
 
-/* Asked for (-h, --help): to stdout, exit 0; a mistake: to stderr, exit 2. */
-static _Noreturn void usage(FILE *f)
-{
-	fprintf(f, "usage: ebizzy-lite [-t threads] [-s chunk_bytes[K|M]] [-l live_chunks]\n"
-	           "       [-j jitter_pct] [-r lookups_per_chunk] [-d seconds | -n iterations]\n"
-	           "       [-S seed] [-V] [-z] [-g]\n"
-	           "  -V check every record before free   -z calloc (checked zero with -V)\n"
-	           "  -g grow each chunk by realloc from half size   -h, --help this text\n"
-	           "Exit status: 0; 1 out of memory; 2 bad arguments, or a damaged record\n"
-	           "or canary (CANARY FAILED on stderr).\n");
-	exit(f == stdout ? 0 : 2);
-}
-
-static uint64_t num(const char *s)
-{
-	uint64_t v;
-
-	if (!parse_size(s, &v))
-		usage(stderr);
-	return v;
-}
+static const char usage[] =
+    "usage: ebizzy-lite [-t threads] [-s chunk_bytes[K|M]] [-l live_chunks]\n"
+    "       [-j jitter_pct] [-r lookups_per_chunk] [-d seconds | -n iterations]\n"
+    "       [-S seed] [-V] [-z] [-g]\n"
+    "  -V check every record before free   -z calloc (checked zero with -V)\n"
+    "  -g grow each chunk by realloc from half size   -h, --help this text\n"
+    "Exit status: 0; 1 out of memory; 2 bad arguments, or a damaged record\n"
+    "or canary (CANARY FAILED on stderr).\n";
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int c;
+	const struct wl_opt t[] = {
+	    {'t', WL_UNSIGNED, &o->threads},  {'s', WL_SIZE, &o->chunk},
+	    {'l', WL_UNSIGNED, &o->live},     {'j', WL_UNSIGNED, &o->jitter},
+	    {'r', WL_UNSIGNED, &o->searches}, {'d', WL_UNSIGNED, &o->seconds},
+	    {'n', WL_U64, &o->iterations},    {'S', WL_U64, &o->seed},
+	    {'V', WL_FLAG, &o->verify},       {'z', WL_FLAG, &o->calloc},
+	    {'g', WL_FLAG, &o->grow},         {0, WL_FLAG, NULL}};
 
 	*o = (struct opts){.threads = cpus > 0 ? (unsigned)cpus : 1,
 	                   .live = 1,
@@ -304,51 +297,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	                   .seconds = 5,
 	                   .chunk = 5u << 20,
 	                   .seed = 1};
-	if (wants_help(argc, argv))
-		usage(stdout);
-	while ((c = getopt(argc, argv, "t:s:l:j:r:d:n:S:Vzgh")) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-		case 't':
-			o->threads = (unsigned)num(optarg);
-			break;
-		case 's':
-			o->chunk = (size_t)num(optarg);
-			break;
-		case 'l':
-			o->live = (unsigned)num(optarg);
-			break;
-		case 'j':
-			o->jitter = (unsigned)num(optarg);
-			break;
-		case 'r':
-			o->searches = (unsigned)num(optarg);
-			break;
-		case 'd':
-			o->seconds = (unsigned)num(optarg);
-			break;
-		case 'n':
-			o->iterations = num(optarg);
-			break;
-		case 'S':
-			o->seed = num(optarg);
-			break;
-		case 'V':
-			o->verify = true;
-			break;
-		case 'z':
-			o->calloc = true;
-			break;
-		case 'g':
-			o->grow = true;
-			break;
-		default:
-			usage(stderr);
-		}
-	}
-	if (!o->threads || !o->live || o->jitter > 90 || o->chunk < 4096 || optind != argc)
-		usage(stderr);
+	wl_parse(argc, argv, t, usage);
+	if (!o->threads || !o->live || o->jitter > 90 || o->chunk < 4096)
+		wl_usage(stderr, usage);
 }
 
 /* ---- main ------------------------------------------------------------ */

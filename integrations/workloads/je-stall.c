@@ -239,13 +239,13 @@ int main(int argc, char **argv)
 	if (!before.v || !during.v)
 		return 1;
 	bind_arena0();
-	printf(o.csv ? "repeat,purge_ms,during_n,during_p50_us,during_p999_us,during_max_us,"
-	               "before_n,before_p50_us,before_p999_us,before_max_us,"
-	               "b_cpu_ms,b_runq_ms,b_sleep_ms,b_nvcsw,b_nivcsw,max_at_ms\n"
-	             : "repeat   purge_ms  during_n   p50_us   p99.9_us     max_us  before_n"
-	               "    p50_us   p99.9_us     max_us   cpu_ms  runq_ms sleep_ms  nvcsw nivcsw"
-	               " max_at_ms\n");
-	for (unsigned r = 1; r <= o.repeat; r++)
-		one_repeat(r);
+	stall_rows(o.csv,
+	           "repeat,purge_ms,during_n,during_p50_us,during_p999_us,during_max_us,"
+	           "before_n,before_p50_us,before_p999_us,before_max_us,"
+	           "b_cpu_ms,b_runq_ms,b_sleep_ms,b_nvcsw,b_nivcsw,max_at_ms\n",
+	           "repeat   purge_ms  during_n   p50_us   p99.9_us     max_us  before_n"
+	           "    p50_us   p99.9_us     max_us   cpu_ms  runq_ms sleep_ms  nvcsw nivcsw"
+	           " max_at_ms\n",
+	           o.repeat, one_repeat);
 	return 0;
 }

@@ -319,14 +319,13 @@ int main(int argc, char **argv)
 	scratch = malloc(MAX_SAMPLES * sizeof(*scratch));
 	if (statm < 0 || !samples || !scratch)
 		return 1;
-	printf(o.csv
-	           ? "repeat,release_ms,collect_ms,collect_cpu_ms,b_n,b_p50_us,b_p999_us,b_max_us,"
-	             "before_n,before_p50_us,before_p999_us,before_max_us,b_collect_ms,"
-	             "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib\n"
-	           : "repeat release_ms collect_ms  cpu_ms     b_n  b_p50us b_p999us  b_maxus"
-	             "  befor_n  p50_us  p999_us   max_us b_coll_ms rss_befor  rss_peak"
-	             " rss_after rss_later   rss_ref\n");
-	for (unsigned r = 1; r <= o.repeat; r++)
-		one_repeat(r);
+	stall_rows(o.csv,
+	           "repeat,release_ms,collect_ms,collect_cpu_ms,b_n,b_p50_us,b_p999_us,b_max_us,"
+	           "before_n,before_p50_us,before_p999_us,before_max_us,b_collect_ms,"
+	           "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib\n",
+	           "repeat release_ms collect_ms  cpu_ms     b_n  b_p50us b_p999us  b_maxus"
+	           "  befor_n  p50_us  p999_us   max_us b_coll_ms rss_befor  rss_peak"
+	           " rss_after rss_later   rss_ref\n",
+	           o.repeat, one_repeat);
 	return 0;
 }

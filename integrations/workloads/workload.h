@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the workloads share: the clock (bench/common/clock.h), their random
- * numbers, size arguments, --help, which malloc runs, RSS sampling from
- * /proc/self/statm and the timed run (ebizzy-lite.c, churn.c); touching
- * pages, the percentiles of a sorted sample, and the stall programs' options
- * and windows of samples (je-stall.c, mi-stall.c, mi3-stall.c).  Plain
- * malloc/free programs, so nothing here depends on jemalloc or libpurge.
+ * numbers, size arguments, short options, --help, which malloc runs, RSS
+ * sampling from /proc/self/statm and the timed run (ebizzy-lite.c,
+ * churn.c); touching pages, the percentiles of a sorted sample, and the
+ * stall programs' options, rows and windows of samples (je-stall.c,
+ * mi-stall.c, mi3-stall.c).  Plain malloc/free programs, so nothing here
+ * depends on jemalloc or libpurge.
  */
 #ifndef PURGE_WORKLOAD_H
 #define PURGE_WORKLOAD_H
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,6 +61,68 @@ static inline bool wants_help(int argc, char **argv)
 		if (!strcmp(argv[i], "--help"))
 			return true;
 	return false;
+}
+
+/* One short option of the throughput programs (churn, ebizzy-lite): a
+ * number (parse_size's, so K, M and G work) into an unsigned, a size_t or a
+ * uint64_t, or a flag that sets a bool. */
+enum wl_kind { WL_UNSIGNED, WL_SIZE, WL_U64, WL_FLAG };
+struct wl_opt {
+	char letter;
+	enum wl_kind kind;
+	void *val;
+};
+
+/* The usage text: asked for (-h, --help), to stdout and exit 0; after a
+ * mistake, to stderr and exit 2. */
+static inline _Noreturn void wl_usage(FILE *f, const char *text)
+{
+	fputs(text, f);
+	exit(f == stdout ? 0 : 2);
+}
+
+/* getopt over t (ended by letter 0): -h and --help print usage (wl_usage);
+ * an unknown option, a number parse_size does not take or that does not
+ * fit, and an operand print it as a mistake. */
+static inline void wl_parse(int argc, char **argv, const struct wl_opt *t, const char *usage)
+{
+	char letters[64] = "h";
+	size_t n = 1;
+	uint64_t v;
+	int c;
+
+	for (const struct wl_opt *x = t; x->letter && n + 3 < sizeof(letters); x++) {
+		letters[n++] = x->letter;
+		if (x->kind != WL_FLAG)
+			letters[n++] = ':';
+	}
+	letters[n] = 0;
+	if (wants_help(argc, argv))
+		wl_usage(stdout, usage);
+	while ((c = getopt(argc, argv, letters)) != -1) {
+		const struct wl_opt *x = t;
+		while (x->letter && x->letter != c)
+			x++;
+		if (c == 'h')
+			wl_usage(stdout, usage);
+		if (!x->letter)
+			wl_usage(stderr, usage);
+		if (x->kind == WL_FLAG) {
+			*(bool *)x->val = true;
+			continue;
+		}
+		if (!parse_size(optarg, &v) || (x->kind == WL_UNSIGNED && v > UINT_MAX) ||
+		    (x->kind == WL_SIZE && v > SIZE_MAX))
+			wl_usage(stderr, usage);
+		if (x->kind == WL_UNSIGNED)
+			*(unsigned *)x->val = (unsigned)v;
+		else if (x->kind == WL_SIZE)
+			*(size_t *)x->val = (size_t)v;
+		else
+			*(uint64_t *)x->val = v;
+	}
+	if (optind != argc)
+		wl_usage(stderr, usage);
 }
 
 /* jemalloc's version when jemalloc serves malloc. */
@@ -257,6 +321,16 @@ static inline void stall_parse(int argc, char **argv, const struct stall_opt *t,
 		else
 			*x->str = v;
 	}
+}
+
+/* The stall programs' rows: the header (CSV or the table's), then
+ * one(1) .. one(repeat), each printing its row. */
+static inline void stall_rows(bool csv, const char *csv_head, const char *table_head, size_t repeat,
+                              void (*one)(unsigned))
+{
+	fputs(csv ? csv_head : table_head, stdout);
+	for (unsigned r = 1; r <= repeat; r++)
+		one(r);
 }
 
 /* malloc, or "PROGRAM: out of memory" and exit status 1. */
