@@ -93,8 +93,8 @@ workload_table() {
 	local t s
 	local z n
 	for z in $lite_sizes; do
-		n=ebizzy-lite-$z- # 5M, ebizzy-lite's own default, keeps the plain name
-		[ "$z" = 5M ] && n=ebizzy-lite-
+		n="ebizzy-lite-$z-" # 5M, ebizzy-lite's own default, keeps the plain name
+		[ "$z" = 5M ] && n="ebizzy-lite-"
 		for t in $threads; do
 			echo "$n""t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -s $z -d {secs}"
 		done
