@@ -96,7 +96,7 @@ workload_table() {
 		n="ebizzy-lite-$z-" # 5M, ebizzy-lite's own default, keeps the plain name
 		[ "$z" = 5M ] && n="ebizzy-lite-"
 		for t in $threads; do
-			echo "$n""t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -s $z -d {secs}"
+			echo "${n}t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -s $z -d {secs}"
 		done
 	done
 	echo "churn je,mi values/s $build/workloads/churn -d {secs}"
