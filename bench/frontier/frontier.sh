@@ -45,10 +45,15 @@ je_configs() {
 	done
 	echo "je531-b128 je stock je531 MALLOC_CONF=dirty_decay_ms:0,process_madvise_max_batch:128"
 }
+# mimalloc v3.4.3 (integrations/mimalloc/README.md): a freed range is
+# purged MIMALLOC_PURGE_DELAY x MIMALLOC_ARENA_PURGE_MULT ms later (0 in
+# either: at once); stock's default is 1000 ms and mult 1.  Both are set
+# on every mimalloc row, so the library's defaults cannot move the points.
 mi_configs() {
 	local d
-	for d in 0 25 1000; do
-		echo "mi-d$d mi stock mi MIMALLOC_DECOMMIT_DELAY=$d"
+	for d in 0 10 1000; do
+		echo "mi-d$d mi stock mi MIMALLOC_PURGE_DELAY=$d MIMALLOC_ARENA_PURGE_MULT=1"
+		[ "$d" = 0 ] || echo "mi-d$d-m10 mi stock mi MIMALLOC_PURGE_DELAY=$d MIMALLOC_ARENA_PURGE_MULT=10"
 	done
 }
 
@@ -64,18 +69,19 @@ jep-d1000-bg MALLOC_CONF=dirty_decay_ms:1000,background_thread:true
 jep-d10000-bg MALLOC_CONF=dirty_decay_ms:10000,background_thread:true,purge_max_delay_ms:1000
 EOF
 }
-# mimalloc (integrations/mimalloc/README.md): MIMALLOC_DECOMMIT_DELAY says
-# when a freed span is decommitted, i.e. queued; MIMALLOC_PURGE_MAX_DELAY
-# (ms, default 10) how long the queue may keep it; MIMALLOC_PURGE_MAX_PENDING
-# (KiB, or 64M) caps what it keeps; MIMALLOC_PURGE_BATCH (default 1024)
-# ranges a call; MIMALLOC_LIBPURGE=0 turns the queue off.
+# The patched mimalloc v3 (integrations/mimalloc/README.md): the stock
+# points' delays, each with the series' knobs at their defaults
+# (MIMALLOC_PURGE_BATCH 1024 ranges a call, MIMALLOC_PURGE_BATCH_SIZE
+# 32 MiB), and delay 0 with an 8 MiB batch (what waits at delay 0 is at
+# most a batch).
 patched_mi_defaults() {
 	cat <<'EOF'
-mip-d0-w10 MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=10
-mip-d0-w100 MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=100
-mip-d0-w100-p64M MIMALLOC_DECOMMIT_DELAY=0 MIMALLOC_PURGE_MAX_DELAY=100 MIMALLOC_PURGE_MAX_PENDING=64M
-mip-d25-w10 MIMALLOC_DECOMMIT_DELAY=25 MIMALLOC_PURGE_MAX_DELAY=10
-mip-d1000-w10 MIMALLOC_DECOMMIT_DELAY=1000 MIMALLOC_PURGE_MAX_DELAY=10
+mip-d0 MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_PURGE_MULT=1
+mip-d0-s8m MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_PURGE_MULT=1 MIMALLOC_PURGE_BATCH_SIZE=8M
+mip-d10 MIMALLOC_PURGE_DELAY=10 MIMALLOC_ARENA_PURGE_MULT=1
+mip-d10-m10 MIMALLOC_PURGE_DELAY=10 MIMALLOC_ARENA_PURGE_MULT=10
+mip-d1000 MIMALLOC_PURGE_DELAY=1000 MIMALLOC_ARENA_PURGE_MULT=1
+mip-d1000-m10 MIMALLOC_PURGE_DELAY=1000 MIMALLOC_ARENA_PURGE_MULT=10
 EOF
 }
 
@@ -85,8 +91,13 @@ EOF
 # redis-p2 (redis-bench.sh's two phases).
 workload_table() {
 	local t s
-	for t in $threads; do
-		echo "ebizzy-lite-t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -d {secs}"
+	local z n
+	for z in $lite_sizes; do
+		n="ebizzy-lite-$z-" # 5M, ebizzy-lite's own default, keeps the plain name
+		[ "$z" = 5M ] && n="ebizzy-lite-"
+		for t in $threads; do
+			echo "${n}t$t je,mi lookups/s $build/workloads/ebizzy-lite -t $t -s $z -d {secs}"
+		done
 	done
 	echo "churn je,mi values/s $build/workloads/churn -d {secs}"
 	for s in 5M:5242880 256K:262144; do
@@ -102,11 +113,11 @@ cpu_slack=1.05 # a dominating point may use this much more CPU
 
 usage() {
 	cat <<EOF
-usage: $0 [-b BUILD] [-j LIB] [-J LIB] [-P LIB] [-m LIB] [-M LIB]
+usage: $0 [-b BUILD] [-V VERSION] [-j LIB] [-J LIB] [-P LIB] [-m LIB] [-M LIB]
        [-p 'NAME VAR=VALUE...']... [-q 'NAME VAR=VALUE...']...
        [-a 'NAME FAMILY KIND PRELOAD VAR=VALUE...']... [-c 'PATTERN...']
        [-e EBIZZY] [-y PYTHON] [-w 'PATTERN...'] [-x 'NAME FAMILIES UNIT CMD...']...
-       [-t 'THREADS...'] [-r reps] [-d seconds] [-k KEYS] [-K KEYS2] [-S CPUS]
+       [-t 'THREADS...'] [-z 'SIZES...'] [-r reps] [-d seconds] [-k KEYS] [-K KEYS2] [-S CPUS]
        [-o outdir] [-n] [-R outdir]
 Every allocator configuration on a throughput-against-RSS plane, per
 workload, interleaved runs; a table, CSV, one PNG per workload, and for
@@ -114,11 +125,17 @@ each stock point the patched point that dominates it.
 Libraries (rows whose library is missing are left out, with a note):
   -b BUILD   the integrations' meson build directory: ebizzy-lite and churn
              (default: $repo/integrations-build/meson)
+  -V VERSION the patched jemalloc series of -P's default (default $jever)
   -j LIB     stock libjemalloc.so.2 (default: ldconfig's)
-  -J LIB     jemalloc 5.3.1, for je531-b128 (default: none)
-  -P LIB     the patched libjemalloc.so.2 (default: none)
-  -m LIB     stock libmimalloc.so.2 (default: ldconfig's)
-  -M LIB     the patched libmimalloc.so (default: none)
+  -J LIB     stock jemalloc 5.3.1, for je531-b128 (default: integrations/
+             jemalloc/build.sh --jemalloc 5.3.1 --stock's, integrations-build/
+             jemalloc-5.3.1/stock/lib/libjemalloc.so.2, where built)
+  -P LIB     the patched libjemalloc.so.2 (default: build.sh --jemalloc
+             VERSION's, integrations-build/jemalloc-VERSION/lib/, where built)
+  -m LIB     stock mimalloc v3, libmimalloc.so.3 (default: mimalloc/build.sh
+             --stock's, integrations-build/mimalloc/v3-stock/build/, where built)
+  -M LIB     the patched libmimalloc.so.3 (default: mimalloc/build.sh's,
+             integrations-build/mimalloc/v3-patched/build/, where built)
 Configurations (defaults: the top of this script; frontier.sh -n lists them):
   -p 'NAME VAR=VALUE...'  a patched jemalloc setting; the first -p replaces
              the defaults
@@ -135,6 +152,8 @@ Workloads:
              RESULT ops_per_s=N (or records_per_s=N, or "N records/s");
              {secs} in CMD is the run's length; FAMILIES: je,mi,...
   -t 'N...'  ebizzy and ebizzy-lite thread counts (default: $threads)
+  -z 'SIZE...'  ebizzy-lite chunk sizes (default: $lite_sizes; a size other
+             than 5M names its rows ebizzy-lite-SIZE-tN)
 Runs:
   -r reps    repetitions, interleaved (default $reps; medians)
   -d seconds length of a timed run (default $secs)
@@ -155,6 +174,7 @@ EOF
 # ---- options ---------------------------------------------------------------
 
 build=$repo/integrations-build/meson
+jever=5.3.1
 je=""
 je531=""
 jep=""
@@ -170,6 +190,7 @@ python=/usr/bin/python3
 wpat=""
 extra_wl=""
 threads="1 2"
+lite_sizes=5M
 [ "$(nproc)" -ge 8 ] && threads="1 2 8 16"
 reps=3
 secs=10
@@ -182,8 +203,8 @@ dry=0
 report_only=""
 
 parse_options() {
-	bench_opts 'b:build j:je J:je531 P:jep m:mi M:mip p+pje q+pmi a+added c:cpat e:ebizzy
-		y:python w:wpat x+extra_wl t:threads r:reps d:secs k:keys K:keys2 S:srv_cpus o:out
+	bench_opts 'b:build V:jever j:je J:je531 P:jep m:mi M:mip p+pje q+pmi a+added c:cpat e:ebizzy
+		y:python w:wpat x+extra_wl t:threads z:lite_sizes r:reps d:secs k:keys K:keys2 S:srv_cpus o:out
 		n=dry=1 R:report_only' "$@" && shift "$bench_shift"
 	[ $# -eq 0 ] || { echo "$0: unexpected argument '$1'" >&2 && exit 1; }
 	local n
@@ -205,8 +226,12 @@ ldpath() { /sbin/ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n { print $NF; e
 
 resolve_libs() {
 	declare -gA lib
+	local b=$repo/integrations-build
 	[ -n "$je" ] || je=$(ldpath libjemalloc.so.2)
-	[ -n "$mi" ] || mi=$(ldpath libmimalloc.so.2)
+	[ -n "$je531" ] || je531=$b/jemalloc-5.3.1/stock/lib/libjemalloc.so.2
+	[ -n "$jep" ] || jep=$b/jemalloc-$jever/lib/libjemalloc.so.2
+	[ -n "$mi" ] || mi=$b/mimalloc/v3-stock/build/libmimalloc.so.3
+	[ -n "$mip" ] || mip=$b/mimalloc/v3-patched/build/libmimalloc.so.3
 	local k
 	local -A given=([je]=$je [je531]=$je531 [jep]=$jep [mi]=$mi [mip]=$mip)
 	for k in "${!given[@]}"; do

@@ -4,7 +4,7 @@
 # it calls the kernel itself, no libpurge), as a libmimalloc.so.3 that
 # preloads in front of any program, as mimalloc's own does; from
 # ../shared/sources/mimalloc-3.4.3.tar.xz or --source.  See README.md
-# beside this script.  (The 2.0.9 series through libpurge is retired.)
+# beside this script (also for what became of the retired 2.0.9 series).
 #
 # usage: build.sh --help (the options are integrations/common/build-args.sh,
 # the same for every allocator; -l/--libpurge is accepted and not used),

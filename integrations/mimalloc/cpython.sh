@@ -3,10 +3,10 @@
 # cpython.sh STOCK_LIB PATCHED_LIB OUTDIR [TEST...]: CPython's own test suite
 # (test_threading test_list test_dict unless TESTs are named) under
 # mimalloc 3.4.3 stock and patched (build.sh --stock, build.sh), preloaded,
-# at purge delay 0 (or $MIMALLOC_DECOMMIT_DELAY when set, the name of the
-# retired 2.0.9 series' runs; given to the library as MIMALLOC_PURGE_DELAY
-# and MIMALLOC_DECOMMIT_DELAY both): the
-# patched run must fail nothing the stock one passes.  Needs a python3 with
+# at MIMALLOC_PURGE_DELAY 0 (or $MIMALLOC_PURGE_DELAY when set;
+# $MIMALLOC_DECOMMIT_DELAY, the name the runs of 2026-12-06 were given, is
+# read when it is not): the patched run must fail nothing the stock one
+# passes.  Needs a python3 with
 # its test package (Debian: python3 and libpython3.11-testsuite; $PYTHON
 # names one).  Writes OUTDIR/stock.log and patched.log (regrtest's own
 # output), stock.res and patched.res (every test case and its outcome) and
@@ -21,7 +21,7 @@ mkdir -p "$3" && out=$(cd "$3" && pwd)
 shift 3
 [ $# -gt 0 ] || set -- test_threading test_list test_dict
 tests=("$@")
-delay=${MIMALLOC_DECOMMIT_DELAY:-0}
+delay=${MIMALLOC_PURGE_DELAY:-${MIMALLOC_DECOMMIT_DELAY:-0}}
 # shellcheck source=../common/cpython-lib.sh
 . "$(dirname "$0")/../common/cpython-lib.sh"
 cpython_find
@@ -33,23 +33,23 @@ sum=$out/summary.txt
 	echo "python: $py ($("$py" --version 2>&1))"
 } >"$sum"
 # the libraries serve this python: their stats at exit (the patched one's
-# libpurge line says its queue is in use)
+# -batched line, once it purged a batch)
 for l in "$stock" "$patched"; do
 	echo "check: MIMALLOC_SHOW_STATS=1 LD_PRELOAD=$l $py -c 'bytearray(64 << 20)': $(env MIMALLOC_SHOW_STATS=1 \
-		MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" LD_PRELOAD="$l" "$py" -c 'bytearray(64 << 20)' 2>&1 |
-		grep -aE '^ *(libpurge|heap stats|committed)' | tr -s ' ' | tr '\n' ';')" >>"$sum"
+		MIMALLOC_PURGE_DELAY="$delay" LD_PRELOAD="$l" "$py" -c 'bytearray(64 << 20)' 2>&1 |
+		grep -aE '^ *(purges|-batched|-calls|-vectored|heap stats|committed)' | tr -s ' ' | tr '\n' ';')" >>"$sum"
 done
 # run NAME LIB: regrtest, verbose, two workers; its status in $rc and the
 # outcome of every test case in NAME.res
 run() {
 	local t0 t1
 	t0=$(date +%s)
-	cpython_run "$out" "$1" 1800 LD_PRELOAD="$2" MIMALLOC_DECOMMIT_DELAY="$delay" MIMALLOC_PURGE_DELAY="$delay" -- \
+	cpython_run "$out" "$1" 1800 LD_PRELOAD="$2" MIMALLOC_PURGE_DELAY="$delay" -- \
 		-j2 -v --timeout 600 "${tests[@]}"
 	rc=$cpython_rc
 	t1=$(date +%s)
 	{
-		echo "== $1: LD_PRELOAD=$2 MIMALLOC_DECOMMIT_DELAY=$delay MIMALLOC_PURGE_DELAY=$delay $py -m test -j2 -v --timeout 600 ${tests[*]}"
+		echo "== $1: LD_PRELOAD=$2 MIMALLOC_PURGE_DELAY=$delay $py -m test -j2 -v --timeout 600 ${tests[*]}"
 		echo "   status $rc, $((t1 - t0)) s wall, load average after $(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "   cases: $(grep -c ' ok$' "$out/$1.res") ok, $(grep -c ' skipped$' "$out/$1.res") skipped," \
 			"$(grep -Ec ' (FAIL|ERROR)$' "$out/$1.res") FAIL or ERROR, $(grep -c . "$out/$1.res") in all"

@@ -5,7 +5,7 @@
  * sampling from /proc/self/statm and the timed run (ebizzy-lite.c,
  * churn.c); touching pages, the percentiles of a sorted sample, and the
  * stall programs' options, rows and windows of samples (je-stall.c,
- * mi-stall.c, mi3-stall.c).  Plain malloc/free programs, so nothing here
+ * mi3-stall.c).  Plain malloc/free programs, so nothing here
  * depends on jemalloc or libpurge.
  */
 #ifndef PURGE_WORKLOAD_H
@@ -282,7 +282,7 @@ static inline double sorted_pct(const double *v, size_t n, double q)
 	return v[(size_t)(q / 100 * (double)(n - 1) + 0.5)];
 }
 
-/* ---- the stall programs (je-stall.c, mi-stall.c, mi3-stall.c) ---------- */
+/* ---- the stall programs (je-stall.c, mi3-stall.c) -------------------- */
 
 /* One "--NAME VALUE" option: a number within [min, max] into *num, or, with
  * num NULL, the string into *str. */
