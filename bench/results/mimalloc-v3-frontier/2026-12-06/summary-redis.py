@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # summary-redis.py RUNS.TSV...: medians of redis-bench.sh's runs (several
 # files: their rounds together) per configuration and phase, and the same
-# paired by round against stock at the same delay.  redis-bench.sh's names:
-# defaults = stock v3.4.3 at delay 1000, patched = the series at delay 1000.
+# paired by round against stock at the same delay (where both ran).
+# redis-bench.sh's names: defaults = stock v3.4.3 at delay 1000, patched =
+# the series at delay 1000.
 import statistics
 import sys
 from collections import defaultdict
@@ -35,5 +36,7 @@ for ph, what in ((1, '16 KiB values replaced by 512-byte ones'), (2, '64 KiB val
     for d in ('d1000', 'd0'):
         p, s = 'patched-' + d, 'stock-' + d
         rr = [(r[p][ph], r[s][ph]) for r in runs.values() if p in r and s in r]
+        if not rr:
+            continue
         q = {k: statistics.median(a[k] / b[k] for a, b in rr if b[k] > 0) for k in ('set_s', 'cpu_ms', 'rss_mib')}
         print(f"    {d:6s} n={len(rr)}  SET/s {q['set_s']:.2f}x  cpu {q['cpu_ms']:.2f}x  RSS {q['rss_mib']:.2f}x")
