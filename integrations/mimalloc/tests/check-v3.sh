@@ -14,7 +14,11 @@
 # integrations' meson build, default integrations-build/meson; built here
 # when missing):
 #   idle      tests/idle.c: 320 MiB freed at once or 2 ms apart, 1 s idle,
-#             at purge_delay 0 and 1000: patched RSS <= stock's + 16 MiB
+#             at purge_delay 0 and 1000: patched RSS <= stock's + 4 MiB
+#             (stock's own idle RSS varies by 2 MiB from run to run);
+#             + 36 MiB (a batch, 32 MiB, and 4) for the burst at delay 0:
+#             what was freed since the batch was last purged waits, as the
+#             program makes no call after it
 #   fork      forkhang child-malloc and lock-order (atfork handlers of
 #             another library first; no hang), fork-storm; and the
 #             patched library imports no pthread_atfork (stock has none)
@@ -141,12 +145,12 @@ check() {
 	fi
 }
 
-idle_bounded() { # DELAY GAP: patched idle RSS <= stock's + 16 MiB
+idle_bounded() { # DELAY GAP KIB: patched idle RSS <= stock's + KIB
 	local s p
 	s=$(MIMALLOC_PURGE_DELAY=$1 LD_PRELOAD=$stock_lib "$idle" -g "$2" | awk '{print $NF}')
 	p=$(MIMALLOC_PURGE_DELAY=$1 LD_PRELOAD=$patched_lib "$idle" -g "$2" | awk '{print $NF}')
-	echo "idle KiB: stock $s patched $p"
-	[ -n "$s" ] && [ -n "$p" ] && [ "$p" -le $((s + 16384)) ]
+	echo "idle KiB: stock $s patched $p (allowed: stock + $3)"
+	[ -n "$s" ] && [ -n "$p" ] && [ "$p" -le $((s + $3)) ]
 }
 
 option_from_main() { # purge_batch_size=1024 set in main: idle RSS at delay 0 <= stock's + 4 MiB
@@ -201,7 +205,11 @@ if [ $own = 1 ]; then
 	echo "own checks (patched v3 preloaded; stock for comparisons):"
 	for d in 0 1000; do
 		for g in 0 2; do
-			check "idle: purge_delay $d, frees $g ms apart, <= stock + 16 MiB" idle_bounded $d $g
+			# frees 2 ms apart: each finds the ranges freed before it due, and the
+			# last range is purged by the small frees after it (patch 0008)
+			k=4096
+			[ $d = 0 ] && [ $g = 0 ] && k=36864
+			check "idle: purge_delay $d, frees $g ms apart, <= stock + $((k / 1024)) MiB" idle_bounded $d $g $k
 		done
 	done
 	check "options: purge_batch_size=1024 set in main bounds idle RSS" option_from_main purge_batch_size=1024
