@@ -10,7 +10,7 @@
 lib=${JEMALLOC_PATCHED:-$repo/integrations-build/jemalloc/lib/libjemalloc.so.2}
 if [ ! -f "$lib" ]; then
 	echo "SKIP: no patched jemalloc at $lib: run integrations/jemalloc/build.sh" \
-		"(it needs Debian's jemalloc source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
+		"(it needs jemalloc 5.3.1's source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
 	exit 77
 fi
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
