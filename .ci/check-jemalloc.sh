@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # check-jemalloc.sh [BUILD]: jemalloc's own purging through libpurge
 # (integrations/jemalloc): build jemalloc 5.3.1 with the patch series
-# (patches/5.3.1) from ../shared/sources/jemalloc-5.3.1.tar.xz, run jemalloc's `make check` once with its defaults and a
-# chosen subset of it under the MALLOC_CONF variants (tests/make-check.sh
-# --quick), then the tests of the reuse path (je-reuse), and of lifetime,
+# (patches/5.3.1) from ../shared/sources/jemalloc-5.3.1.tar.xz, and
+# unpatched (--stock: what the comparisons compare with), run jemalloc's
+# `make check` once with its defaults and a chosen subset of it under the
+# MALLOC_CONF variants (tests/make-check.sh --quick), then the tests of the reuse path (je-reuse), of preloading in
+# front of a program linked against Debian's 5.3.0 (je-linked), of lifetime,
 # fork, CPython and huge pages (the tests the retired preload shim had).
 # BUILD is the integrations' meson build (integrations-build/meson, set up
 # when missing).  The patched jemalloc goes where build.sh puts it by
@@ -23,12 +25,22 @@ if [ $rc -eq 77 ]; then
 	exit 0
 fi
 [ $rc -eq 0 ] || exit $rc
-echo "check-jemalloc: built $lib in $((SECONDS - t0))s"
+# the same jemalloc unpatched: what the lifetime, CPython and THP tests
+# compare with (tests/find-libs.sh finds it beside the patched one)
+nice integrations/jemalloc/build.sh --jobs 2 --stock >/dev/null
+echo "check-jemalloc: built $lib and stock in $((SECONDS - t0))s"
 ninja -C "$build" jemalloc/je-reuse jemalloc/je-fds >/dev/null
 integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
 integrations/jemalloc/tests/test-jemalloc.sh "$build/jemalloc/je-reuse" "$lib"
 echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"
+# it preloads in front of a program linked against Debian's jemalloc 5.3.0
+# (je-linked is built where libjemalloc-dev is installed, as CI does)
+if ninja -C "$build" jemalloc/je-linked >/dev/null 2>&1; then
+	JEMALLOC_PATCHED=$lib integrations/jemalloc/tests/test-linked.sh "$build/jemalloc/je-linked"
+else
+	echo "check-jemalloc: test-linked skipped: no je-linked (libjemalloc-dev not installed)"
+fi
 # issue 35: the program's descriptors after closefrom(3), dup2, a fork child
 integrations/jemalloc/tests/test-fds.sh -n 5 -m "closefrom closeloop dup2 fork" \
 	-b "$build/jemalloc/je-fds" "patched=$lib"

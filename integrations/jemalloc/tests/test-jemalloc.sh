@@ -71,9 +71,9 @@ run tcache:false,process_madvise_max_batch:1,purge_max_delay_ms:-1,purge_max_pen
 run tcache:false,dirty_decay_ms:0,process_madvise_max_batch:1,background_thread:true forkflush
 run dirty_decay_ms:0,background_thread:true,purge_max_delay_ms:100 background
 run dirty_decay_ms:1000,background_thread:true background
-# memory pressure (patch 0012): background thread 0 watches the FIFO that
+# memory pressure (patch 0010): background thread 0 watches the FIFO that
 # $MEMORY_PRESSURE_WATCH names and flushes the queues on its byte; idle
-# return (0013): once nothing has been enqueued for purge_idle_ms.  Both
+# return (0009): once nothing has been enqueued for purge_idle_ms.  Both
 # with no age limit, so that nothing else settles what is pending.
 fifodir=$(mktemp -d) || exit 1
 trap 'rm -rf "$fifodir"' EXIT
