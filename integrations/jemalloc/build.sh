@@ -149,13 +149,22 @@ if [ $stock -eq 0 ]; then
 	(cd "$lpdir" && ar rcs "$stage/lib/libpurge.a" $members)
 	conf+=(--with-libpurge="$stage")
 	needs autoconf # the patches change configure.ac
-	(cd "$tree" && autoconf)
+	# --force: once (2026-12-07) autoconf kept the configure it had made
+	# from the unpatched configure.ac 19 ms before the patches (a git
+	# archive has none), and the "patched" build was stock, with only
+	# "unrecognized options: --with-libpurge" in configure.log; not
+	# reproduced since.  The check after configure makes that a failure.
+	(cd "$tree" && autoconf --force)
 fi
 
 # ---- 3. configure and make -------------------------------------------------------
 log "configure ${confargs[*]} ${conf[*]}"
 (cd "$tree" && ./configure "${confargs[@]}" "${conf[@]}" >"$dest/configure.log" 2>&1) ||
 	{ log "configure failed: $dest/configure.log"; exit 1; }
+if [ $stock -eq 0 ] && ! grep -q '^#define JEMALLOC_LIBPURGE' "$tree/include/jemalloc/internal/jemalloc_internal_defs.h"; then
+	log "configure did not enable libpurge (see $dest/configure.log)"
+	exit 1
+fi
 log "make -j$jobs"
 (cd "$tree" && make -j"$jobs" build_lib_shared >"$dest/make.log" 2>&1) ||
 	{ log "make failed: $dest/make.log"; tail -20 "$dest/make.log" >&2; exit 1; }
