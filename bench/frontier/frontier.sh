@@ -59,7 +59,7 @@ mi_configs() {
 
 # The patched builds' settings, NAME VAR=VALUE... (-p and -q replace them).
 # The patched jemalloc's knobs (integrations/jemalloc/README.md): libpurge,
-# purge_batch, purge_max_delay_ms, purge_max_pending.
+# process_madvise_max_batch (5.3.1's own), purge_max_delay_ms, purge_max_pending.
 patched_je_defaults() {
 	cat <<'EOF'
 jep-d0 MALLOC_CONF=dirty_decay_ms:0,background_thread:false

@@ -8,19 +8,24 @@
 #   repo        the repository's root
 #   own_usage   the usage lines of its own options ('' for none)
 #   rest_usage  what the words after -- are for
+#   src_usage   where its source comes from by default (one or two lines,
+#               the second indented as the first's continuation); default:
+#               Debian's source package
 # and defines own_option ARG...: sets own_shift to the number of words it
 # took from the front, 0 when ARG is not one of its options.
 # build_args "$@" then sets src lpdir out jobs stock prefix, and rest (an
 # array: the words after --).  build_done LIB prints the result.
 
 build_usage() {
+	local src_default="Debian's source package, downloaded once into OUTDIR"
+	[ -z "${src_usage:-}" ] || src_default=$src_usage
 	cat <<EOF
 usage: build.sh [OPTIONS] [OUTDIR] [-- $rest_usage]
 Build $allocator with its purging routed through libpurge, as a shared
 library that preloads in front of any program.  The last line on stdout is
 the library's path (with --install, the installed copy's).
-  -s, --source SOURCE   a $allocator source tree or tarball (default: Debian's
-                        source package, downloaded once into OUTDIR)
+  -s, --source SOURCE   a $allocator source tree or tarball (default:
+                        $src_default)
   -l, --libpurge DIR    a libpurge meson build directory holding a static,
                         position-independent libpurge.a (default: one is
                         built under OUTDIR)
@@ -39,8 +44,8 @@ ${own_usage:+$own_usage
 --libpurge, an OUTDIR as the last word and JOBS in the environment
 (mimalloc's).
 Exit status: 0 built; 1 the build failed (stderr names the log); 2 bad
-usage; 77 it cannot be built here: no source (no --source, and Debian's
-archive unreachable) or a tool the build needs is missing (stderr says
+usage; 77 it cannot be built here: no source (no --source, and the default
+one missing or unreachable) or a tool the build needs is missing (stderr says
 which; the tests skip).
 EOF
 }

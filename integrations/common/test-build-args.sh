@@ -3,7 +3,7 @@
 # Every integrations/*/build.sh takes the same command line (the parser in
 # common/build-args.sh): --help exits 0 with a usage of the same shape (the
 # same option lines and exit statuses once the allocator's name is taken
-# out), and a bad option, a missing value, a bad job count (-j or $JOBS),
+# out; its default source is its own), and a bad option, a missing value, a bad job count (-j or $JOBS),
 # a source that does not exist or a second OUTDIR exit 2 before anything
 # is built: nothing on stdout, no OUTDIR made.  Builds nothing: no network,
 # well under a second.
@@ -24,7 +24,8 @@ for script in "$@"; do
 		continue
 	fi
 	# the shape: the usage line, the shared options, the exit statuses
-	sed -n '1,/^  -h, --help /p' "$tmp/help" |
+	# (the default source, the -s line's continuation, is each one's own)
+	sed -n '1,/^  -h, --help /p' "$tmp/help" | sed '/^  -s, --source /,/^  -l, /{/^  -[sl], /!d}' |
 		sed "s/$alloc/ALLOC/g; 1s/\[-- [A-Z_]*\.\.\.\]/[-- ARGS...]/" >"$tmp/shape.$alloc"
 	sed -n '/^Exit status:/,$p' "$tmp/help" >>"$tmp/shape.$alloc"
 	head -n 1 "$tmp/shape.$alloc" | grep -q '^usage: build.sh \[OPTIONS\] \[OUTDIR\] \[-- ARGS...\]$' ||

@@ -6,12 +6,10 @@
 #
 #   1. libpurge: a static, position-independent build (meson), or the
 #      build directory given with -l/--libpurge;
-#   2. jemalloc's source: Debian's source package (apt-get source in a
-#      private directory, integrations/common/debian-source.sh), or the tree
-#      or tarball given with -s/--source (5.3.1, jemalloc's dev branch...);
-#      --jemalloc 5.3.1 takes ../shared/sources/jemalloc-5.3.1.tar.xz (a
-#      git archive of the tag: VERSION is written and autoconf run here);
-#   3. the patch series patches/<version>/series (patch -p1; 5.3.0's for a
+#   2. jemalloc 5.3.1's source: ../shared/sources/jemalloc-5.3.1.tar.xz (a
+#      git archive of the tag: VERSION is written and autoconf run here), or
+#      the tree or tarball given with -s/--source (jemalloc's dev branch...);
+#   3. the patch series patches/<version>/series (patch -p1; 5.3.1's for a
 #      version that has none), autoconf, configure --with-libpurge, make.
 #
 # usage: build.sh --help (the options are integrations/common/build-args.sh,
@@ -27,21 +25,20 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 allocator=jemalloc
-own_usage="      --jemalloc VERSION  5.3.0 (default: Debian's source package) or
-                        5.3.1 (the release tarball in ../shared/sources, or
-                        --source; OUTDIR defaults to integrations-build/
-                        jemalloc-5.3.1)
+own_usage="      --jemalloc VERSION  5.3.1, the only series (the release tarball in
+                        ../shared/sources, or --source)
   -- CONFIGURE_ARGS    replace jemalloc's default configure options"
 rest_usage="CONFIGURE_ARGS..."
-jeversion=5.3.0
+src_usage="jemalloc 5.3.1's release tarball, ../shared/sources/jemalloc-5.3.1.tar.xz"
+jeversion=5.3.1
 own_option() {
 	own_shift=0
 	case $1 in
 	--jemalloc)
 		[ $# -ge 2 ] || bad_usage "--jemalloc wants a version"
 		case $2 in
-		5.3.0 | 5.3.1) jeversion=$2 ;;
-		*) bad_usage "--jemalloc: 5.3.0 or 5.3.1, not '$2'" ;;
+		5.3.1) jeversion=$2 ;;
+		*) bad_usage "--jemalloc: 5.3.1 (the 5.3.0 series is retired), not '$2'" ;;
 		esac
 		own_shift=2 ;;
 	esac
@@ -49,16 +46,9 @@ own_option() {
 # shellcheck source=integrations/common/build-args.sh
 . "$repo/integrations/common/build-args.sh"
 build_args "$@"
-if [ "$jeversion" = 5.3.1 ]; then
-	# its own default OUTDIR, beside 5.3.0's
-	if [ "$out" = "$repo/integrations-build/jemalloc" ]; then
-		out=$repo/integrations-build/jemalloc-5.3.1
-		mkdir -p "$out"
-	fi
-	if [ -z "$src" ]; then
-		src=$(cd "$repo/.." && pwd)/shared/sources/jemalloc-5.3.1.tar.xz
-		[ -f "$src" ] || { echo "build.sh: no jemalloc 5.3.1 source: $src is missing (give --source)" >&2; exit 77; }
-	fi
+if [ -z "$src" ]; then
+	src=$(cd "$repo/.." && pwd)/shared/sources/jemalloc-$jeversion.tar.xz
+	[ -f "$src" ] || { echo "build.sh: no jemalloc $jeversion source: $src is missing (give --source)" >&2; exit 77; }
 fi
 confargs=("${rest[@]}")
 if [ ${#rest[@]} -eq 0 ]; then
@@ -79,18 +69,7 @@ log() { printf 'build.sh: %s\n' "$*" >&2; }
 needs make cc patch tar
 
 # ---- 1. jemalloc's source ----------------------------------------------------
-# Debian's, downloaded once: a tarball an earlier run got is used again
-if [ -z "$src" ]; then
-	src=$(ls "$out"/debian-source/jemalloc_*.orig.tar.* 2>/dev/null | head -1 || true)
-fi
-if [ -z "$src" ]; then
-	rc=0
-	src=$("$repo/integrations/common/debian-source.sh" jemalloc "$out/debian-source") || rc=$?
-	if [ $rc -ne 0 ]; then
-		log "no jemalloc source: Debian's archive unreachable and no --source given"
-		exit "$rc"
-	fi
-fi
+[ -e "$src" ] || { log "no jemalloc source at $src"; exit 1; }
 src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
 
 if [ $stock -eq 1 ]; then
@@ -137,8 +116,8 @@ conf=()
 if [ $stock -eq 0 ]; then
 	pdir=$here/patches/$version
 	if [ ! -f "$pdir/series" ]; then
-		log "no patches for $version: trying 5.3.0's"
-		pdir=$here/patches/5.3.0
+		log "no patches for $version: trying 5.3.1's"
+		pdir=$here/patches/5.3.1
 	fi
 	while read -r p; do
 		case $p in '' | '#'*) continue ;; esac
@@ -170,13 +149,22 @@ if [ $stock -eq 0 ]; then
 	(cd "$lpdir" && ar rcs "$stage/lib/libpurge.a" $members)
 	conf+=(--with-libpurge="$stage")
 	needs autoconf # the patches change configure.ac
-	(cd "$tree" && autoconf)
+	# --force: once (2026-12-07) autoconf kept the configure it had made
+	# from the unpatched configure.ac 19 ms before the patches (a git
+	# archive has none), and the "patched" build was stock, with only
+	# "unrecognized options: --with-libpurge" in configure.log; not
+	# reproduced since.  The check after configure makes that a failure.
+	(cd "$tree" && autoconf --force)
 fi
 
 # ---- 3. configure and make -------------------------------------------------------
 log "configure ${confargs[*]} ${conf[*]}"
 (cd "$tree" && ./configure "${confargs[@]}" "${conf[@]}" >"$dest/configure.log" 2>&1) ||
 	{ log "configure failed: $dest/configure.log"; exit 1; }
+if [ $stock -eq 0 ] && ! grep -q '^#define JEMALLOC_LIBPURGE' "$tree/include/jemalloc/internal/jemalloc_internal_defs.h"; then
+	log "configure did not enable libpurge (see $dest/configure.log)"
+	exit 1
+fi
 log "make -j$jobs"
 (cd "$tree" && make -j"$jobs" build_lib_shared >"$dest/make.log" 2>&1) ||
 	{ log "make failed: $dest/make.log"; tail -20 "$dest/make.log" >&2; exit 1; }

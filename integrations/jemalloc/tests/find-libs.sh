@@ -5,12 +5,14 @@
 #   lib    the patched libjemalloc.so.2: $JEMALLOC_PATCHED, else build.sh's
 #          output (integrations-build/jemalloc/lib/libjemalloc.so.2, build.sh's default)
 #   stock  a libjemalloc.so.2 without the patches (only when need_stock=1):
-#          $JEMALLOC_LIB, else the loader's cache, else the usual places
+#          $JEMALLOC_LIB, else build.sh --stock's beside the patched one
+#          (OUTDIR/stock/lib: the same jemalloc version), else the loader's
+#          cache (Debian's 5.3.0), else the usual places
 # or exits 77 (meson: skipped), saying what is missing.  repo must be set.
 lib=${JEMALLOC_PATCHED:-$repo/integrations-build/jemalloc/lib/libjemalloc.so.2}
 if [ ! -f "$lib" ]; then
 	echo "SKIP: no patched jemalloc at $lib: run integrations/jemalloc/build.sh" \
-		"(it needs Debian's jemalloc source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
+		"(it needs jemalloc 5.3.1's source, or -s TREE|TARBALL), or set JEMALLOC_PATCHED"
 	exit 77
 fi
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
@@ -18,6 +20,11 @@ lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 find_stock() {
 	if [ -n "${JEMALLOC_LIB:-}" ]; then
 		[ -r "$JEMALLOC_LIB" ] && echo "$JEMALLOC_LIB"
+		return
+	fi
+	p=$(dirname "$lib")/../stock/lib/libjemalloc.so.2
+	if [ -r "$p" ]; then
+		echo "$(cd "$(dirname "$p")" && pwd)/libjemalloc.so.2"
 		return
 	fi
 	p=$(/sbin/ldconfig -p 2>/dev/null | awk '/libjemalloc\.so\.2 /{print $NF; exit}')
@@ -34,7 +41,7 @@ if [ "${need_stock:-0}" = 1 ]; then
 	stock=$(find_stock)
 	if [ -z "$stock" ]; then
 		echo "SKIP: no libjemalloc.so.2 without the patches to compare with" \
-			"(install libjemalloc2, or set JEMALLOC_LIB)"
+			"(run integrations/jemalloc/build.sh --stock, install libjemalloc2, or set JEMALLOC_LIB)"
 		exit 77
 	fi
 fi

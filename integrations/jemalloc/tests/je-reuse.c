@@ -11,7 +11,8 @@
  *   je-reuse fork       a child allocates, frees and purges; the parent's
  *                       queue is what it was before the fork
  *   je-reuse forkflush  forks while another thread's arena.<i>.purge is
- *                       flushing (with purge_batch:1, one call a range):
+ *                       flushing (with process_madvise_max_batch:1, one
+ *                       call a range):
  *                       neither deadlocks (alarms), the child's allocator
  *                       works and the flusher's live blocks keep their bytes
  *   je-reuse counters   the counters move and add up; malloc_stats_print
@@ -869,7 +870,7 @@ static int cmd_maxcall(void)
 		FAIL("arena.4096.purge purged %llu bytes of %u", (unsigned long long)purged,
 		     MC_FREED * MC_BLOCK);
 	if (cap == 0) {
-		/* no cap: one vector holds them all (purge_batch 1024) */
+		/* no cap: one vector holds them all (libpurge's 1024 a call) */
 		printf("maxcall: ok (no cap: %llu bytes in %llu calls)\n",
 		       (unsigned long long)purged, (unsigned long long)calls);
 	} else {

@@ -12,12 +12,9 @@
 #             chosen subset of unit tests (QUICK_UNIT below) and all the
 #             integration tests under each variant
 #   --stock   the unpatched tree (build.sh --stock) instead of the patched one
-#   --jemalloc VERSION  5.3.0 (default, or $JEMALLOC_VERSION) or 5.3.1: the
-#             tree build.sh --jemalloc VERSION built, and that series'
-#             option names in the variants
+#   --jemalloc VERSION  5.3.1, the only series (also $JEMALLOC_VERSION)
 #   --tree    a built jemalloc tree (default: build.sh's, with its default
-#             OUTDIR: integrations-build/jemalloc/jemalloc, or
-#             integrations-build/jemalloc-5.3.1/jemalloc for 5.3.1)
+#             OUTDIR: integrations-build/jemalloc/jemalloc)
 #   CONF...   the variants (default: VARIANTS below); "defaults" is the
 #             literal `make check` plus `make stress`
 # Exit status: 0 no test failed; 77 no built tree (the reason is printed);
@@ -25,7 +22,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-quick=0 tree="" jobs=2 sub="" jeversion=${JEMALLOC_VERSION:-5.3.0}
+quick=0 tree="" jobs=2 sub="" jeversion=${JEMALLOC_VERSION:-5.3.1}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
@@ -38,30 +35,31 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $jeversion in
-5.3.0) outdir=jemalloc ;;
-5.3.1) outdir=jemalloc-5.3.1 ;;
-*) echo "make-check: --jemalloc: 5.3.0 or 5.3.1, not '$jeversion'" >&2; exit 2 ;;
+5.3.1) ;;
+*) echo "make-check: --jemalloc: 5.3.1, not '$jeversion'" >&2; exit 2 ;;
 esac
-tree=${tree:-$repo/integrations-build/$outdir/${sub}jemalloc}
+tree=${tree:-$repo/integrations-build/jemalloc/${sub}jemalloc}
 if [ ! -f "$tree/Makefile" ]; then
 	echo "SKIP: no configured jemalloc tree at $tree: run integrations/jemalloc/build.sh" \
-		"(it needs Debian's jemalloc source, or --source TREE|TARBALL)"
+		"(it needs jemalloc 5.3.1's source, or --source TREE|TARBALL)"
 	exit 77
 fi
 
 # The variants: the decay extremes, the background thread, and the libpurge
-# knobs at their extremes (a stock tree warns about the unknown options and
+# knobs at their extremes (process_madvise_max_batch, 5.3.1's own option, is
+# the ranges one call purges: 128 is the most it takes; 0, its default, is
+# libpurge's 1024) (a stock tree warns about the unknown options and
 # runs the tests all the same: the same command for both).
 # shellcheck disable=SC2054 # the commas are MALLOC_CONF's
 VARIANTS=(
 	dirty_decay_ms:0
 	background_thread:true
-	purge_batch:1
-	purge_batch:1024,purge_max_delay_ms:-1,purge_max_pending:0
+	process_madvise_max_batch:1
+	process_madvise_max_batch:128,purge_max_delay_ms:-1,purge_max_pending:0
 	purge_max_delay_ms:0
 	purge_max_delay_ms:100000000
 	purge_max_pending:4096
-	dirty_decay_ms:0,purge_batch:1,purge_max_pending:4096
+	dirty_decay_ms:0,process_madvise_max_batch:1,purge_max_pending:4096
 	libpurge:false
 )
 # --quick's variants: the decay extremes, the background thread, and the
@@ -70,8 +68,8 @@ VARIANTS=(
 QUICK_VARIANTS=(
 	dirty_decay_ms:0
 	background_thread:true
-	purge_batch:1,purge_max_delay_ms:0,purge_max_pending:4096
-	dirty_decay_ms:0,purge_batch:1024,purge_max_delay_ms:-1,purge_max_pending:0
+	process_madvise_max_batch:1,purge_max_delay_ms:0,purge_max_pending:4096
+	dirty_decay_ms:0,process_madvise_max_batch:128,purge_max_delay_ms:-1,purge_max_pending:0
 )
 # --quick's unit tests under the variants: the ones that exercise purging,
 # reuse, zeroing, arenas and fork (the rest are data structures the patches
@@ -81,11 +79,6 @@ QUICK_VARIANTS=(
 QUICK_UNIT="arena_reset background_thread background_thread_enable extent_quantize
 	fork junk mallctl oversize_threshold pa pack retained stats stats_print zero"
 [ $quick -eq 1 ] && VARIANTS=("${QUICK_VARIANTS[@]}")
-# The 5.3.1 series has no purge_batch: 5.3.1's own process_madvise_max_batch
-# is the ranges per call there.
-if [ "$jeversion" = 5.3.1 ]; then
-	VARIANTS=("${VARIANTS[@]//purge_batch:/process_madvise_max_batch:}")
-fi
 [ $# -gt 0 ] && VARIANTS=("$@")
 
 cd "$tree" || exit 1
@@ -140,7 +133,7 @@ run_suite() { # CONF SUITE TESTS...
 
 # the defaults: jemalloc's own targets, as its developers run them, once:
 # no retry (test/unit/hpa_background_thread failed 2 of 1,000 runs patched,
-# 0 of 1,000 stock, until patch 0016 bounded an indefinite sleep; see
+# 0 of 1,000 stock, until a patch (now 0013) bounded an indefinite sleep; see
 # rate-hpa-bg.sh and the jemalloc README)
 make check >"$log/check" 2>&1
 summary "" "check(unit+integration+decay+prof)" "$log/check"

@@ -7,7 +7,7 @@
 # 64 KiB to 4 MiB; each child makes 20 more allocations.  Once with
 # MALLOC_CONF unset, once with dirty_decay_ms:0,background_thread:true
 # (the queues busy, and the background thread in its poll() on the
-# pressure trigger, patch 0012).  Fails when
+# pressure trigger, patch 0010).  Fails when
 #  - a child hangs (20 s, the stress variant's own count: hung=) or fails,
 #    or the parent hangs (200 s);
 #  - the forks grow the process's address space by more than 256 MiB from

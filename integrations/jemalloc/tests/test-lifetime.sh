@@ -8,7 +8,7 @@
 # a fork child too), and the same thread runs its atexit handlers.  Each
 # case runs under both, with MALLOC_CONF unset and with
 # background_thread:true (the only setting under which jemalloc runs a
-# thread; patches 0012 and 0013 do their work on it).
+# thread; patches 0009 and 0010 do their work on it).
 #
 # Under background_thread:true, jemalloc (with or without the patches)
 # keeps a process alive after its last thread of the program's own ends
