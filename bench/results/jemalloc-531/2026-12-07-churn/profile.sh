@@ -41,7 +41,7 @@ for ((rep = 0; rep < reps; rep++)); do
 		pmadv=$(awk -F, '/sys_enter_process_madvise/ {print $1 + 0}' "$tmp/perf")
 		# the merged arenas' libpurge counters (stats_print's text form)
 		lp=$(awk -F': ' '/libpurge queue:/ {n++} n == 1 && /bytes enqueued:/ {e = $2} n == 1 && /bytes reused before/ {c = $2} n == 1 && /bytes purged:/ {p = $2}
-			END {if (n) printf "enq=%d canc=%d purged=%d ", e, c, p}' "$tmp/out")
+			END {if (n) printf "enq=%.0f canc=%.0f purged=%.0f ", e, c, p}' "$tmp/out")
 		printf '%s rep=%d load=%s faults=%d task_ms=%s purges=%d %s| %s\n' "$cname" "$rep" "$load" \
 			"$pf" "$tc" $((madv + pmadv)) "$lp" "$(grep '^RESULT' "$tmp/out" | tail -1)"
 	done
