@@ -14,7 +14,7 @@ for line in open(sys.argv[1]):
         load=float(load), rps=float(kv['records_per_s']), fpr=int(pf) / recs,
         rpcpu=recs / (int(tc) / 1000), rss=float(kv['avg_rss_kib']) / 1024,
         madv=int(madv), pmadv=int(pmadv), faults=int(pf)))
-print('| workload | config | runs | records/s | records per CPU-s | faults per record | avg RSS MiB | madvise | process_madvise | load |')
+print('| workload | config | runs | records/s | chunks per CPU-s | faults per record | avg RSS MiB | madvise | process_madvise | load |')
 print('|---|---|---:|---:|---:|---:|---:|---:|---:|---|')
 med = {}
 for (w, c), rs in rows.items():
