@@ -9,21 +9,19 @@
 #   own_usage   the usage lines of its own options ('' for none)
 #   rest_usage  what the words after -- are for
 #   src_usage   where its source comes from by default (one or two lines,
-#               the second indented as the first's continuation); default:
-#               Debian's source package
+#               the second indented as the first's continuation)
 # and defines own_option ARG...: sets own_shift to the number of words it
 # took from the front, 0 when ARG is not one of its options.
 # build_args "$@" then sets src lpdir out jobs stock prefix, and rest (an
 # array: the words after --).  build_done LIB prints the result.
 
 build_usage() {
-	local src_default="Debian's source package, downloaded once into OUTDIR"
-	[ -z "${src_usage:-}" ] || src_default=$src_usage
+	local src_default=$src_usage
 	cat <<EOF
 usage: build.sh [OPTIONS] [OUTDIR] [-- $rest_usage]
-Build $allocator with its purging routed through libpurge, as a shared
-library that preloads in front of any program.  The last line on stdout is
-the library's path (with --install, the installed copy's).
+Build $allocator patched to batch its purges (its README says how), as a
+shared library that preloads in front of any program.  The last line on
+stdout is the library's path (with --install, the installed copy's).
   -s, --source SOURCE   a $allocator source tree or tarball (default:
                         $src_default)
   -l, --libpurge DIR    a libpurge meson build directory holding a static,

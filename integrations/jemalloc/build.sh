@@ -29,7 +29,8 @@ own_usage="      --jemalloc VERSION  5.3.1, the only series (the release tarball
                         ../shared/sources, or --source)
   -- CONFIGURE_ARGS    replace jemalloc's default configure options"
 rest_usage="CONFIGURE_ARGS..."
-src_usage="jemalloc 5.3.1's release tarball, ../shared/sources/jemalloc-5.3.1.tar.xz"
+src_usage="the 5.3.1 release tarball,
+                        ../shared/sources/jemalloc-5.3.1.tar.xz"
 jeversion=5.3.1
 own_option() {
 	own_shift=0

@@ -24,6 +24,8 @@ version=3.4.3
 asan=0 debug=0 tests=ON
 
 allocator=mimalloc
+src_usage="the 3.4.3 release tarball,
+                        ../shared/sources/mimalloc-3.4.3.tar.xz"
 own_usage="mimalloc's own:
       --asan            MI_TRACK_ASAN=ON (a Debug build)
       --debug           a Debug build with MI_DEBUG_FULL=ON (every invariant checked)
