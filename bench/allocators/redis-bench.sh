@@ -51,9 +51,10 @@ ones (phase 1) and in a churn of 64 KiB values (phase 2); medians.
   -L PATCHED       the patched libjemalloc.so.2 (integrations/jemalloc/build.sh);
                    without it the patched rows are left out
   -j LIBJEMALLOC   jemalloc redis runs with (default: redis' own, ldconfig's)
-  -J LIBJEMALLOC531 jemalloc 5.3.1 for batch531 (default
-                   /opt/jemalloc-5.3.1/lib/libjemalloc.so.2; those rows are
-                   left out when it is not there)
+  -J LIBJEMALLOC531 jemalloc 5.3.1 for batch531 (default: integrations/
+                   jemalloc/build.sh --stock's, integrations-build/jemalloc/
+                   stock/lib/libjemalloc.so.2; those rows are left out when
+                   it is not there)
   -r reps          repetitions of every configuration (default $reps)
   -k KEYS          16 KiB values filled, replaced in phase 1 (default $keys)
   -K KEYS2         keys of 64 KiB values in phase 2 (default $keys2)
@@ -74,7 +75,7 @@ EOF
 
 patched=""
 je=""
-je531=/opt/jemalloc-5.3.1/lib/libjemalloc.so.2
+je531=$(cd "$(dirname "$0")/../.." && pwd)/integrations-build/jemalloc/stock/lib/libjemalloc.so.2
 reps=2
 keys=59500
 keys2=8192

@@ -113,7 +113,7 @@ cpu_slack=1.05 # a dominating point may use this much more CPU
 
 usage() {
 	cat <<EOF
-usage: $0 [-b BUILD] [-V VERSION] [-j LIB] [-J LIB] [-P LIB] [-m LIB] [-M LIB]
+usage: $0 [-b BUILD] [-j LIB] [-J LIB] [-P LIB] [-m LIB] [-M LIB]
        [-p 'NAME VAR=VALUE...']... [-q 'NAME VAR=VALUE...']...
        [-a 'NAME FAMILY KIND PRELOAD VAR=VALUE...']... [-c 'PATTERN...']
        [-e EBIZZY] [-y PYTHON] [-w 'PATTERN...'] [-x 'NAME FAMILIES UNIT CMD...']...
@@ -125,13 +125,12 @@ each stock point the patched point that dominates it.
 Libraries (rows whose library is missing are left out, with a note):
   -b BUILD   the integrations' meson build directory: ebizzy-lite and churn
              (default: $repo/integrations-build/meson)
-  -V VERSION the patched jemalloc series of -P's default (default $jever)
   -j LIB     stock libjemalloc.so.2 (default: ldconfig's)
   -J LIB     stock jemalloc 5.3.1, for je531-b128 (default: integrations/
-             jemalloc/build.sh --jemalloc 5.3.1 --stock's, integrations-build/
-             jemalloc-5.3.1/stock/lib/libjemalloc.so.2, where built)
-  -P LIB     the patched libjemalloc.so.2 (default: build.sh --jemalloc
-             VERSION's, integrations-build/jemalloc-VERSION/lib/, where built)
+             jemalloc/build.sh --stock's, integrations-build/jemalloc/stock/
+             lib/libjemalloc.so.2, where built)
+  -P LIB     the patched libjemalloc.so.2 (default: jemalloc/build.sh's,
+             integrations-build/jemalloc/lib/, where built)
   -m LIB     stock mimalloc v3, libmimalloc.so.3 (default: mimalloc/build.sh
              --stock's, integrations-build/mimalloc/v3-stock/build/, where built)
   -M LIB     the patched libmimalloc.so.3 (default: mimalloc/build.sh's,
@@ -174,7 +173,6 @@ EOF
 # ---- options ---------------------------------------------------------------
 
 build=$repo/integrations-build/meson
-jever=5.3.1
 je=""
 je531=""
 jep=""
@@ -203,7 +201,7 @@ dry=0
 report_only=""
 
 parse_options() {
-	bench_opts 'b:build V:jever j:je J:je531 P:jep m:mi M:mip p+pje q+pmi a+added c:cpat e:ebizzy
+	bench_opts 'b:build j:je J:je531 P:jep m:mi M:mip p+pje q+pmi a+added c:cpat e:ebizzy
 		y:python w:wpat x+extra_wl t:threads z:lite_sizes r:reps d:secs k:keys K:keys2 S:srv_cpus o:out
 		n=dry=1 R:report_only' "$@" && shift "$bench_shift"
 	[ $# -eq 0 ] || { echo "$0: unexpected argument '$1'" >&2 && exit 1; }
@@ -228,8 +226,8 @@ resolve_libs() {
 	declare -gA lib
 	local b=$repo/integrations-build
 	[ -n "$je" ] || je=$(ldpath libjemalloc.so.2)
-	[ -n "$je531" ] || je531=$b/jemalloc-5.3.1/stock/lib/libjemalloc.so.2
-	[ -n "$jep" ] || jep=$b/jemalloc-$jever/lib/libjemalloc.so.2
+	[ -n "$je531" ] || je531=$b/jemalloc/stock/lib/libjemalloc.so.2
+	[ -n "$jep" ] || jep=$b/jemalloc/lib/libjemalloc.so.2
 	[ -n "$mi" ] || mi=$b/mimalloc/v3-stock/build/libmimalloc.so.3
 	[ -n "$mip" ] || mip=$b/mimalloc/v3-patched/build/libmimalloc.so.3
 	local k
