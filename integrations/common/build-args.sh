@@ -12,8 +12,10 @@
 #               the second indented as the first's continuation)
 # and defines own_option ARG...: sets own_shift to the number of words it
 # took from the front, 0 when ARG is not one of its options.
-# build_args "$@" then sets src lpdir out jobs stock prefix, and rest (an
-# array: the words after --).  build_done LIB prints the result.
+# build_args "$@" then sets src lpdir out jobs stock prefix rebuild, and
+# rest (an array: the words after --).  build_done LIB prints the result.
+# build_reuse and build_stamp let a build whose inputs did not change be
+# taken as it is (below).
 
 build_usage() {
 	local src_default=$src_usage
@@ -33,6 +35,10 @@ stdout is the library's path (with --install, the installed copy's).
   -j, --jobs JOBS       parallel make jobs (default: \$JOBS, else 2); -jJOBS too
       --stock           the same source unpatched and without libpurge,
                         under OUTDIR/stock, for comparisons
+      --rebuild         build again even when the last build in OUTDIR was
+                        made of the same source, patches, libpurge sources,
+                        options and compiler (without it, that build is
+                        taken as it is)
       --install PREFIX  then copy the library into PREFIX/lib (replaced
                         atomically: running programs keep theirs), with a
                         .so link beside it
@@ -54,7 +60,7 @@ bad_usage() {
 }
 
 build_args() {
-	src="" lpdir="" out="" jobs=${JOBS:-2} stock=0 prefix="" rest=()
+	src="" lpdir="" out="" jobs=${JOBS:-2} stock=0 prefix="" rebuild=0 rest=()
 	local a pos=""
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -69,6 +75,7 @@ build_args() {
 		-j | --jobs) jobs=$2; shift 2 ;;
 		-j*) jobs=${1#-j}; shift ;;
 		--stock) stock=1; shift ;;
+		--rebuild) rebuild=1; shift ;;
 		--install) prefix=$2; shift 2; [ -n "$prefix" ] || bad_usage "--install wants a PREFIX" ;;
 		-h | --help) build_usage; exit 0 ;;
 		--) shift; rest=("$@"); break ;;
@@ -115,4 +122,41 @@ build_done() {
 	[ "${name%.so.*}.so" = "$name" ] || ln -sfn "$name" "$dir/${name%.so.*}.so"
 	echo "build.sh: installed $dir/$name" >&2
 	echo "$dir/$name"
+}
+
+# build_key WORD... -- PATH...: one line that changes when any WORD (the
+# options, versions), the compiler, or the contents of a file under a PATH
+# (the source, the patches, the build scripts) changes
+build_key() {
+	local w f
+	{
+		for w; do
+			shift
+			[ "$w" = -- ] && break
+			printf 'word %s\n' "$w"
+		done
+		printf 'cc %s\n' "$(cc --version 2>/dev/null | head -1)"
+		for f; do
+			find "$f" -type f ! -path '*/.git/*' -print0 | LC_ALL=C sort -z |
+				xargs -0 -r sha256sum
+		done
+	} | sha256sum | cut -d' ' -f1
+}
+
+# build_reuse STAMP LIB KEY: when LIB is there and the build that made it
+# wrote KEY into STAMP, print LIB (build_done) and exit 0: nothing it is
+# made of changed.  Otherwise (or with --rebuild) remove STAMP, so that a
+# build that stops half-way is never taken for a finished one, and return.
+build_reuse() {
+	if [ "$rebuild" = 0 ] && [ -f "$1" ] && [ -f "$2" ] && [ "$(cat "$1")" = "$3" ]; then
+		echo "build.sh: $2 is up to date (the same source, patches, options and compiler; --rebuild builds it again)" >&2
+		build_done "$2"
+		exit 0
+	fi
+	rm -f "$1"
+}
+
+# build_stamp STAMP KEY: after a build that succeeded
+build_stamp() {
+	echo "$2" >"$1"
 }

@@ -75,9 +75,21 @@ src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
 
 if [ $stock -eq 1 ]; then
 	dest=$out/stock
+	inputs=()
 else
 	dest=$out
+	# what the patched build is made of besides the source: the series,
+	# and libpurge (its sources, or the archive given with --libpurge)
+	inputs=("$here/patches")
+	if [ -z "$lpdir" ]; then
+		inputs+=("$repo/src" "$repo/include" "$repo/meson.build" "$repo/meson_options.txt")
+	else
+		inputs+=("$lpdir/libpurge.a")
+	fi
 fi
+key=$(build_key "stock=$stock" "$jeversion" "${confargs[@]}" "pmadv=${pmadv_nr:-}" "lp=$lpdir" -- \
+	"$src" "$here/build.sh" "$repo/integrations/common/build-args.sh" "${inputs[@]}")
+build_reuse "$dest/.build-key" "$dest/lib/libjemalloc.so.2" "$key"
 tree=$dest/jemalloc
 rm -rf "$tree.new"
 mkdir -p "$tree.new"
@@ -175,4 +187,5 @@ log "make -j$jobs"
 mkdir -p "$dest/lib"
 cp "$tree/lib/libjemalloc.so.2" "$dest/lib/.libjemalloc.so.2.new"
 mv -f "$dest/lib/.libjemalloc.so.2.new" "$dest/lib/libjemalloc.so.2"
+build_stamp "$dest/.build-key" "$key"
 build_done "$dest/lib/libjemalloc.so.2"

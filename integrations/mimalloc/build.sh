@@ -78,6 +78,12 @@ fi
 grep -q "set(mi_version_major 3)" "$src/cmake/mimalloc-config-version.cmake" &&
 	grep -q "set(mi_version_minor 4)" "$src/cmake/mimalloc-config-version.cmake" ||
 	echo "build.sh: warning: $src does not say it is mimalloc 3.4; the patches may not apply" >&2
+# a build of the same inputs is taken as it is (build-args.sh's build_reuse)
+inputs=("$src" "$here/build.sh" "$repo/integrations/common/build-args.sh")
+[ $stock = 1 ] || inputs+=("$here/patches")
+key=$(build_key "$variant" "$tests" ${rest[@]+"${rest[@]}"} -- "${inputs[@]}")
+lib=$(find "$out/$variant/build" -maxdepth 1 -name 'libmimalloc*.so.3' 2>/dev/null | head -1 || true)
+build_reuse "$out/$variant/.build-key" "${lib:-$out/$variant/build/libmimalloc.so.3}" "$key"
 tree=$out/$variant/src
 rm -rf "$tree"
 mkdir -p "$out/$variant"
@@ -106,4 +112,5 @@ cmake --build "$bdir" -j "$jobs" >"$out/$variant/build.log" 2>&1 ||
 	{ grep -B2 -A8 -m3 'error' "$out/$variant/build.log" >&2 || tail -30 "$out/$variant/build.log" >&2; exit 1; }
 lib=$(ls "$bdir"/libmimalloc*.so.3 2>/dev/null | head -1)
 [ -n "$lib" ] || { echo "build.sh: no libmimalloc*.so.3 in $bdir" >&2; exit 1; }
+build_stamp "$out/$variant/.build-key" "$key"
 build_done "$lib"
