@@ -5,7 +5,7 @@
 #   sh summarize.sh [DIR...]   (run in this folder)
 cd "$(dirname "$0")" || exit 1
 [ $# -gt 0 ] || set -- r3 r3b r3c
-cat $(for d in "$@"; do echo "$d/runs.tsv"; done) | awk -F'\t' '
+for d in "$@"; do cat "$d/runs.tsv"; done | awk -F'\t' '
 function med(k, c,   n, i, j, t, a) {
 	n = 0
 	for (i = 1; i <= cnt[k]; i++) a[++n] = v[k, i, c]
