@@ -125,7 +125,8 @@ build_done() {
 }
 
 # build_key WORD... -- PATH...: one line that changes when any WORD (the
-# options, versions), the compiler, or the contents of a file under a PATH
+# options, versions), the compiler ($CC and the flags in the environment
+# included), or the contents of a file under a PATH
 # (the source, the patches, the build scripts) changes
 build_key() {
 	local w f
@@ -135,7 +136,10 @@ build_key() {
 			[ "$w" = -- ] && break
 			printf 'word %s\n' "$w"
 		done
-		printf 'cc %s\n' "$(cc --version 2>/dev/null | head -1)"
+		# the compilers and flags configure and cmake read from the environment
+		printf 'env CC=%s CXX=%s CFLAGS=%s CXXFLAGS=%s LDFLAGS=%s\n' "${CC:-}" \
+			"${CXX:-}" "${CFLAGS:-}" "${CXXFLAGS:-}" "${LDFLAGS:-}"
+		printf 'cc %s\n' "$(${CC:-cc} --version 2>/dev/null | head -1)"
 		for f; do
 			find "$f" -type f ! -path '*/.git/*' -print0 | LC_ALL=C sort -z |
 				xargs -0 -r sha256sum

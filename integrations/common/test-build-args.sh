@@ -67,4 +67,29 @@ for script in "$@"; do
 	[ $fail -ne 0 ] || echo "test-build-args: $alloc: --help and bad usage as shared"
 done
 [ -n "$first" ] || { echo "test-build-args: no build.sh given" >&2; exit 1; }
+
+# build_key and build_reuse (sourced from build-args.sh beside this script,
+# in a bash, as build.sh does): a build is taken as it is only when nothing
+# it is made of changed, and never with --rebuild
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$tmp/in" && echo a >"$tmp/in/f" && echo lib >"$tmp/lib"
+if ! HERE=$here T=$tmp bash -c '
+	set -eu; . "$HERE/build-args.sh"; rebuild=0 prefix=""
+	k1=$(build_key w -- "$T/in"); build_stamp "$T/stamp" "$k1"
+	[ "$(build_key w -- "$T/in")" = "$k1" ] || { echo "the same inputs, another key"; exit 1; }
+	[ "$(build_key w2 -- "$T/in")" != "$k1" ] || { echo "another option, the same key"; exit 1; }
+	[ "$(CC=clang build_key w -- "$T/in")" != "$k1" ] || { echo "another CC, the same key"; exit 1; }
+	echo b >"$T/in/f"
+	[ "$(build_key w -- "$T/in")" != "$k1" ] || { echo "a changed file, the same key"; exit 1; }
+	[ "$(build_reuse "$T/stamp" "$T/lib" "$k1" 2>/dev/null; echo no)" = "$T/lib" ] ||
+		{ echo "the same key: not reused"; exit 1; }
+	rebuild=1; [ "$(build_reuse "$T/stamp" "$T/lib" "$k1" 2>/dev/null; echo no)" = no ] ||
+		{ echo "--rebuild: reused"; exit 1; }
+	[ ! -e "$T/stamp" ] || { echo "--rebuild left the stamp"; exit 1; }
+' >"$tmp/reuse" 2>&1; then
+	echo "test-build-args: build_reuse: $(cat "$tmp/reuse")" >&2
+	fail=1
+else
+	echo "test-build-args: build_key and build_reuse: a changed input, option, CC or --rebuild builds again"
+fi
 exit $fail
