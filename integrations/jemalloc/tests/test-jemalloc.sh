@@ -19,6 +19,8 @@ if [ ! -f "$lib" ]; then
 	exit 77
 fi
 fails=0 runs=0
+errf=$(mktemp)
+trap 'rm -f "$errf"' EXIT
 run() { # CONF TEST
 	runs=$((runs + 1))
 	# timeout(1) without the preload: with background_thread:true its own
@@ -93,9 +95,10 @@ case $out in
 esac
 # options out of range are rejected as jemalloc rejects its own;
 # process_madvise_max_batch keeps 5.3.1's own rule (clipped to 128, no
-# message).  Of libpurge's environment knobs, PURGE_BATCH is not read (the
-# batch is process_madvise_max_batch's), PURGE_MODE=loop applies (madvise,
-# not one vectored call), and an invalid PURGE_MODE is ignored: the default mode.
+# message).  Of libpurge's environment knobs, PURGE_BATCH does not apply (the
+# batch is process_madvise_max_batch's) and jemalloc says so, PURGE_MODE=loop
+# applies (madvise, not one vectored call), and an invalid PURGE_MODE is
+# ignored with a message: the default mode.
 says() { # WHAT EXPECTED ENV...
 	what=$1 want=$2
 	shift 2
@@ -110,21 +113,39 @@ says purge_max_pending:-1 "<jemalloc>: Out-of-range conf value: purge_max_pendin
 	MALLOC_CONF="$held,purge_max_pending:-1"
 says purge_max_call:-1 "<jemalloc>: Out-of-range conf value: purge_max_call:-1" \
 	MALLOC_CONF="$held,purge_max_call:-1"
-calls() { # WHAT EXPECTED_CALLS ENV...: the counters case's system calls
-	what=$1 want=$2
-	shift 2
+calls() { # WHAT EXPECTED_CALLS MESSAGE ENV...: the counters case's system
+	# calls, and the one line jemalloc prints on stderr ("" for none)
+	what=$1 want=$2 msg=$3
+	shift 3
 	runs=$((runs + 1))
-	out=$(env "$@" LD_PRELOAD="$lib" "$reuse" counters 2>&1)
+	out=$(env "$@" LD_PRELOAD="$lib" "$reuse" counters 2>"$errf")
+	err=$(cat "$errf")
 	case $out in
-	*"<jemalloc>"*) echo "FAIL: $what: a complaint: $out"; fails=$((fails + 1)) ;;
-	*" flushes, $want calls)") echo "ok: $what: $out" ;;
-	*) echo "FAIL: $what: not $want calls: $out"; fails=$((fails + 1)) ;;
+	*" flushes, $want calls)") ;;
+	*) echo "FAIL: $what: not $want calls: $out"; fails=$((fails + 1)); return ;;
 	esac
+	if [ "$err" = "$msg" ]; then
+		echo "ok: $what: $out${msg:+; said '$msg'}"
+	else
+		echo "FAIL: $what: stderr '$err', not '$msg'"; fails=$((fails + 1))
+	fi
 }
 # 10 MiB pending in fewer than 128 ranges: one call, or one a range
-calls process_madvise_max_batch:5000 1 MALLOC_CONF="$held,process_madvise_max_batch:5000"
-calls PURGE_BATCH=1 1 MALLOC_CONF="$held" PURGE_BATCH=1
-calls PURGE_MODE=sideways 1 MALLOC_CONF="$held" PURGE_MODE=sideways
+calls process_madvise_max_batch:5000 1 "" MALLOC_CONF="$held,process_madvise_max_batch:5000"
+calls PURGE_BATCH=1 1 "<jemalloc>: PURGE_BATCH does not apply; the batch is process_madvise_max_batch" \
+	MALLOC_CONF="$held" PURGE_BATCH=1
+calls PURGE_MODE=sideways 1 "<jemalloc>: PURGE_MODE is not auto, vectored or loop; ignored" \
+	MALLOC_CONF="$held" PURGE_MODE=sideways
+# with libpurge off, its knobs are not looked at
+runs=$((runs + 1))
+out=$(PURGE_MODE=sideways PURGE_BATCH=1 LD_PRELOAD=$lib MALLOC_CONF=$held,libpurge:false \
+	"$reuse" canaries 2>"$errf")
+err=$(cat "$errf")
+case $out in
+"canaries: ok"*) [ -z "$err" ] && echo "ok: libpurge:false, PURGE_*: nothing said" ||
+	{ echo "FAIL: libpurge:false, PURGE_*: '$err'"; fails=$((fails + 1)); } ;;
+*) echo "FAIL: libpurge:false, PURGE_*: $out $err"; fails=$((fails + 1)) ;;
+esac
 runs=$((runs + 1))
 out=$(PURGE_MODE=loop LD_PRELOAD=$lib MALLOC_CONF=$held "$reuse" counters 2>&1)
 case $out in
