@@ -5,7 +5,8 @@
 # (patches/5.3.1) from ../shared/sources/jemalloc-5.3.1.tar.xz, and
 # unpatched (--stock: what the comparisons compare with), run jemalloc's
 # `make check` once with its defaults and a chosen subset of it under the
-# MALLOC_CONF variants (tests/make-check.sh --quick), then the tests of the reuse path (je-reuse), of preloading in
+# MALLOC_CONF variants (tests/make-check.sh --quick), the same in a
+# --enable-debug build of the series, then the tests of the reuse path (je-reuse), of preloading in
 # front of a program linked against Debian's 5.3.0 (je-linked), of lifetime,
 # fork, CPython and huge pages (the tests the retired preload shim had).
 # BUILD is the integrations' meson build (integrations-build/meson, set up
@@ -34,6 +35,16 @@ integrations/jemalloc/tests/make-check.sh --quick
 echo "check-jemalloc: make check done at $((SECONDS - t0))s"
 integrations/jemalloc/tests/test-jemalloc.sh "$build/jemalloc/je-reuse" "$lib"
 echo "check-jemalloc: reuse tests done at $((SECONDS - t0))s"
+# the series under --enable-debug (assertions, junk filling, the witness
+# lock-order checker): jemalloc's make check, then the quick unit tests at
+# decay 0 with one range a call (build.sh's default options, plus the flag)
+dbg=integrations-build/jemalloc-debug
+nice integrations/jemalloc/build.sh --jobs 2 -o "$dbg" -- --with-lg-page=12 \
+	--with-lg-hugepage=21 --enable-prof --with-experimental-sys-process-madvise=440 \
+	--enable-debug >/dev/null
+integrations/jemalloc/tests/make-check.sh --quick --tree "$dbg/jemalloc" \
+	dirty_decay_ms:0,process_madvise_max_batch:1
+echo "check-jemalloc: --enable-debug make check done at $((SECONDS - t0))s"
 # it preloads in front of a program linked against Debian's jemalloc 5.3.0
 # (je-linked is built where libjemalloc-dev is installed, as CI does)
 if ninja -C "$build" jemalloc/je-linked >/dev/null 2>&1; then
