@@ -205,8 +205,8 @@ if [ $own = 1 ]; then
 	echo "own checks (patched v3 preloaded; stock for comparisons):"
 	for d in 0 1000; do
 		for g in 0 2; do
-			# frees 2 ms apart: each finds the ranges freed before it due, and the
-			# last range is purged by the small frees after it (patch 0008)
+			# frees 2 ms apart: a free that retires a page finds the batch paused
+			# (1 ms) and purges it; the last frees are of small blocks (patch 0008)
 			k=4096
 			[ $d = 0 ] && [ $g = 0 ] && k=36864
 			check "idle: purge_delay $d, frees $g ms apart, <= stock + $((k / 1024)) MiB" idle_bounded $d $g $k
