@@ -44,6 +44,11 @@
 #   bun       mi3-stall --b collect: a forced collect that meets another
 #             thread's purge pass is not skipped: 300 ms later at most
 #             16 MiB more is resident than after uncontended collects
+#   debug     the series built with build.sh --debug (MI_DEBUG_FULL: every
+#             invariant and bitmap assertion checked): test-purge-batch, and
+#             test-stress-dynamic 4 20 4 three times, at purge_delay 0 and
+#             1000 (a first version of patch 0010 cleared purge bits that
+#             were not all set: this aborts in 0.1 s at delay 0)
 # Options set in main are honoured: test-purge-batch (CTest) sets them with
 # mi_option_set in its main and checks their effect.
 # SOURCE: a mimalloc 3.4.3 tree or tarball (default: build.sh's,
@@ -145,6 +150,14 @@ check() {
 	fi
 }
 
+debug_stress() { # DELAY: the debug build's stress test, preloaded as CTest runs it
+	local i
+	for i in 1 2 3; do
+		MIMALLOC_PURGE_DELAY=$1 LD_PRELOAD="$debug_lib" \
+			"$work/v3-patched-debug/build/mimalloc-test-stress-dynamic" 4 20 4 || return 1
+	done
+}
+
 idle_bounded() { # DELAY GAP KIB: patched idle RSS <= stock's + KIB
 	local s p
 	s=$(MIMALLOC_PURGE_DELAY=$1 LD_PRELOAD=$stock_lib "$idle" -g "$2" | awk '{print $NF}')
@@ -200,7 +213,7 @@ if [ $own = 1 ]; then
 	idle=$mbuild/mimalloc/mimalloc-idle forkhang=$mbuild/mimalloc/mimalloc-forkhang reuse=$mbuild/mimalloc/mimalloc-reuse
 	ebizzy=$mbuild/workloads/ebizzy-lite forkstorm=$mbuild/workloads/fork-storm stall=$mbuild/workloads/mi3-stall
 	export work stock_lib patched_lib idle stall
-	export -f idle_bounded option_from_main no_atfork warns stats_truthful bun_not_skipped
+	export -f idle_bounded option_from_main no_atfork warns stats_truthful bun_not_skipped debug_stress
 	t0=$SECONDS
 	echo "own checks (patched v3 preloaded; stock for comparisons):"
 	for d in 0 1000; do
@@ -245,6 +258,13 @@ if [ $own = 1 ]; then
 		echo "  SKIP: stats and fallback (no strace)"
 	fi
 	check "bun: a forced collect during another's pass is not skipped" bun_not_skipped
+	build v3-patched-debug --debug
+	debug_lib=$lib; export debug_lib
+	for d in 0 1000; do
+		check "debug: test-purge-batch, purge_delay $d" \
+			env MIMALLOC_PURGE_DELAY=$d "$work/v3-patched-debug/build/mimalloc-test-purge-batch"
+		check "debug: test-stress-dynamic 4 20 4 (3 runs), purge_delay $d" debug_stress $d
+	done
 	echo "own checks: $((SECONDS - t0)) s"
 fi
 [ $fail = 0 ] && echo "check-v3: OK" || echo "check-v3: FAILED"
