@@ -34,7 +34,9 @@
  * the allocator meanwhile), and the reference: after both threads called
  * mi_collect(true) once more, one at a time (what their collects purge when
  * they do not meet; rss_later - rss_ref is what a skipped purge left
- * resident).  --rss FILE appends the samples
+ * resident); B's minor faults in its loops that overlap the collect, the
+ * faults and CPU time of the longest of them, and the most time one of them
+ * spent off CPU (print_bwork).  --rss FILE appends the samples
  * (repeat,ms since the release,MiB).  A benchmark, not a test: it asserts
  * nothing.
  *
@@ -52,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +85,10 @@ static double t_quiet, t_release, t_collect, t_done, tb_collect, tb_done;
 static double
     cpu_collect; /* A's CPU time in its collect (us): less sensitive to load than the wall time */
 static struct sample *samples;
+static struct {
+	long faults;  /* B's minor faults in the loop (getrusage, this thread) */
+	double cpu;   /* B's CPU time in the loop (us) */
+} *bwork;
 static size_t nsamples;
 static double *scratch;
 static struct {
@@ -123,6 +130,40 @@ static double thread_cpu_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+static long thread_minflt(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+/* What B did in its loops that overlap A's collect: its minor faults in all
+ * of them; the faults and CPU time of the longest one (a loop whose CPU
+ * time is its wall time ran: it refaulted memory a purge took, or the VM
+ * stalled it); and the longest time a loop spent off CPU (wall - CPU: B
+ * waited, for a lock or for the CPU) */
+static void print_bwork(double from, double to)
+{
+	long faults = 0, max_faults = 0;
+	double longest = -1, max_cpu = 0, max_wait = 0;
+	for (size_t i = 0; i < nsamples; i++) {
+		const struct sample *x = &samples[i];
+		double wall = x->t1 - x->t0;
+		if (x->t1 <= from || x->t0 >= to)
+			continue;
+		faults += bwork[i].faults;
+		if (wall - bwork[i].cpu > max_wait)
+			max_wait = wall - bwork[i].cpu;
+		if (wall > longest) {
+			longest = wall;
+			max_faults = bwork[i].faults;
+			max_cpu = bwork[i].cpu;
+		}
+	}
+	printf(o.csv ? ",%ld,%ld,%.1f,%.1f" : " %8ld %8ld %9.1f %9.1f", faults, max_faults, max_cpu,
+	       max_wait);
+}
+
 static void fill(char **blocks, size_t n, size_t len)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -161,13 +202,17 @@ static void *thread_b(void *arg)
 	atomic_store(&b_ready, true);
 	while (atomic_load(&phase) != DONE) {
 		int ph = atomic_load(&phase);
-		double t0 = now_us();
+		long f0 = thread_minflt();
+		double c0 = thread_cpu_us(), t0 = now_us();
 		fill(mine, o.bcount, len);
 		for (size_t i = 0; i < o.bcount; i++)
 			free(mine[i]);
 		double t1 = now_us();
-		if (ph != FILLING && nsamples < MAX_SAMPLES)
+		if (ph != FILLING && nsamples < MAX_SAMPLES) {
+			bwork[nsamples].faults = thread_minflt() - f0;
+			bwork[nsamples].cpu = thread_cpu_us() - c0;
 			samples[nsamples++] = (struct sample){t0, t1};
+		}
 	}
 	free(mine);
 	return NULL;
@@ -245,10 +290,12 @@ static void one_repeat(unsigned rep)
 	       (t_collect - t_release) / 1e3, (t_done - t_collect) / 1e3, cpu_collect / 1e3);
 	print_window(t_collect, t_done, false);
 	print_window(t_quiet, t_release, true);
-	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f\n"
-	             : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f"
+	             : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f",
 	       tb_done ? (tb_done - tb_collect) / 1e3 : 0, rss_before, peak, rss_after, rss_later,
 	       rss_ref);
+	print_bwork(t_collect, t_done);
+	printf("\n");
 	fflush(stdout);
 	if (o.rss) {
 		FILE *f = fopen(o.rss, "a");
@@ -317,15 +364,17 @@ int main(int argc, char **argv)
 	statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	samples = malloc(MAX_SAMPLES * sizeof(*samples));
 	scratch = malloc(MAX_SAMPLES * sizeof(*scratch));
-	if (statm < 0 || !samples || !scratch)
+	bwork = malloc(MAX_SAMPLES * sizeof(*bwork));
+	if (statm < 0 || !samples || !scratch || !bwork)
 		return 1;
 	stall_rows(o.csv,
 	           "repeat,release_ms,collect_ms,collect_cpu_ms,b_n,b_p50_us,b_p999_us,b_max_us,"
 	           "before_n,before_p50_us,before_p999_us,before_max_us,b_collect_ms,"
-	           "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib\n",
+	           "rss_before_mib,rss_peak_mib,rss_after_mib,rss_later_mib,rss_ref_mib,"
+	           "b_faults,b_max_faults,b_max_cpu_us,b_max_wait_us\n",
 	           "repeat release_ms collect_ms  cpu_ms     b_n  b_p50us b_p999us  b_maxus"
 	           "  befor_n  p50_us  p999_us   max_us b_coll_ms rss_befor  rss_peak"
-	           " rss_after rss_later   rss_ref\n",
+	           " rss_after rss_later   rss_ref b_faults bmax_flt bmax_cpuus bmax_wait\n",
 	           o.repeat, one_repeat);
 	return 0;
 }

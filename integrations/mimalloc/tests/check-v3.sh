@@ -199,7 +199,8 @@ stats_truthful() { # the strace counts are the counters
 
 bun_not_skipped() { # rss_later - rss_ref <= 16 MiB in every repeat
 	LD_PRELOAD=$patched_lib "$stall" --b collect --fill 512 --repeat 3 --csv | tee /dev/stderr |
-		awk -F, 'NR > 1 { if ($(NF-1) - $NF > 16) bad++ } END { exit bad > 0 }'
+		awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; if (!col["rss_ref_mib"]) exit 2; next }
+			{ if ($col["rss_later_mib"] - $col["rss_ref_mib"] > 16) bad++ } END { exit bad > 0 }'
 }
 
 if [ $own = 1 ]; then

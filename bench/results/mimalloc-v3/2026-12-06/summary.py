@@ -33,6 +33,13 @@ for name, title in (('scatter.csv', 'scatter (--b none)'), ('alloc.csv', 'B allo
         if name == 'alloc.csv':
             line += (f"; B during collect: p99.9 {med(later, 'b_p999_us'):8.1f} us, max {med(later, 'b_max_us'):8.1f} us"
                      f" (n {med(later, 'b_n'):.0f}); before: p99.9 {med(later, 'before_p999_us'):8.1f}, max {med(later, 'before_max_us'):8.1f}")
+            if 'b_faults' in later[0]:
+                ratio = [float(r['b_max_cpu_us']) / float(r['b_max_us']) for r in rs if float(r['b_max_us']) > 0]
+                line += (f"; B's faults in the collect {med(rs, 'b_faults'):.0f} (range {min(int(r['b_faults']) for r in rs)}-"
+                         f"{max(int(r['b_faults']) for r in rs)}), in its longest loop {med(rs, 'b_max_faults'):.0f}, "
+                         f"that loop on CPU {100 * min(ratio):.0f}-{100 * max(ratio):.0f}% of its wall time; "
+                         f"the most a loop of B spent off CPU {med(rs, 'b_max_wait_us'):.0f} us (range "
+                         f"{min(float(r['b_max_wait_us']) for r in rs):.0f}-{max(float(r['b_max_wait_us']) for r in rs):.0f}) (all repeats)")
         if name == 'collect.csv':
             left = [float(r['rss_later_mib']) - float(r['rss_ref_mib']) for r in rs]
             line += (f"; B's collect {med(rs, 'b_collect_ms'):.2f} ms; left resident 300 ms later (rss_later - rss_ref): "
