@@ -85,10 +85,11 @@ static double t_quiet, t_release, t_collect, t_done, tb_collect, tb_done;
 static double
     cpu_collect; /* A's CPU time in its collect (us): less sensitive to load than the wall time */
 static struct sample *samples;
-static struct {
-	long faults;  /* B's minor faults in the loop (getrusage, this thread) */
-	double cpu;   /* B's CPU time in the loop (us) */
-} *bwork;
+struct bwork {
+	long faults; /* B's minor faults in the loop (getrusage, this thread) */
+	double cpu;  /* B's CPU time in the loop (us) */
+};
+static struct bwork *bwork;
 static size_t nsamples;
 static double *scratch;
 static struct {
@@ -290,8 +291,7 @@ static void one_repeat(unsigned rep)
 	       (t_collect - t_release) / 1e3, (t_done - t_collect) / 1e3, cpu_collect / 1e3);
 	print_window(t_collect, t_done, false);
 	print_window(t_quiet, t_release, true);
-	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f"
-	             : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f",
+	printf(o.csv ? ",%.2f,%.1f,%.1f,%.1f,%.1f,%.1f" : " %9.2f %9.1f %9.1f %9.1f %9.1f %9.1f",
 	       tb_done ? (tb_done - tb_collect) / 1e3 : 0, rss_before, peak, rss_after, rss_later,
 	       rss_ref);
 	print_bwork(t_collect, t_done);
